@@ -1,0 +1,24 @@
+/*
+ * The `agent` command tree of the shell, shared by the Zephyr shell registration and the
+ * host simulator's shell.
+ */
+#ifndef AGENT_CMD_H
+#define AGENT_CMD_H
+
+#include "agent_port.h"
+
+/**
+ * Load the agent configuration from settings. Call once at boot, after the filesystem is
+ * mounted and settings are ready. Returns 0 or a negative errno.
+ */
+int agent_init(void);
+
+/**
+ * Run one `agent ...` command line already split into words (argv[0] is "agent").
+ * Prints its own output and errors on @p console. Returns 0 on success, a negative errno
+ * for an error it has reported (-EINVAL for bad input; nothing was changed), or 1 when it
+ * printed help.
+ */
+int agent_cmd_exec(struct agent_console *console, int argc, char **argv);
+
+#endif /* AGENT_CMD_H */

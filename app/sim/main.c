@@ -1,0 +1,196 @@
+/*
+ * The host simulator: the firmware's portable core built for Linux over the POSIX port.
+ * Its command line follows native_sim where that makes sense; see docs/simulator.md.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "agent_cmd.h"
+#include "agent_print.h"
+#include "agent_version.h"
+#include "posix_console.h"
+#include "posix_port.h"
+#include "sim_shell.h"
+
+#define FLASH_DEFAULT_PATH  "flash.bin"
+#define FLASH_DEFAULT_BYTES (1024u * 1024u)
+#define FLASH_BLOCK_BYTES   4096u
+
+struct options {
+	const char *flash;
+	unsigned long flash_bytes;
+	bool flash_erase;
+	bool pty;
+};
+
+static volatile sig_atomic_t stop_requested;
+static struct termios saved_tio;
+static bool tio_saved;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void usage(FILE *out, const char *prog)
+{
+	fprintf(out,
+		"Usage: %s [options]\n"
+		"  --flash=FILE        LittleFS image mounted at /lfs (default %s);\n"
+		"                      created and formatted when absent\n"
+		"  --flash_size=BYTES  size of a new image, a multiple of %u (default %u)\n"
+		"  --flash_erase       erase the image before mounting\n"
+		"  --pty               put the console on a new pseudo terminal instead of\n"
+		"                      stdin/stdout and print its path\n"
+		"  --version           print the version and exit\n"
+		"  --help              this text\n",
+		prog, FLASH_DEFAULT_PATH, FLASH_BLOCK_BYTES, FLASH_DEFAULT_BYTES);
+}
+
+/* Accepts "--name=value" and "--name value". Returns the value or NULL. */
+static const char *option_value(int argc, char **argv, int *i, const char *name)
+{
+	size_t len = strlen(name);
+
+	if (strncmp(argv[*i], name, len) != 0) {
+		return NULL;
+	}
+	if (argv[*i][len] == '=') {
+		return argv[*i] + len + 1;
+	}
+	if (argv[*i][len] == '\0' && *i + 1 < argc) {
+		return argv[++*i];
+	}
+	return NULL;
+}
+
+static int parse_options(int argc, char **argv, struct options *opt)
+{
+	opt->flash = FLASH_DEFAULT_PATH;
+	opt->flash_bytes = FLASH_DEFAULT_BYTES;
+	for (int i = 1; i < argc; i++) {
+		const char *value;
+
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			usage(stdout, argv[0]);
+			exit(0);
+		} else if (strcmp(argv[i], "--version") == 0) {
+			printf("agent simulator %s\n", AGENT_VERSION_STRING);
+			exit(0);
+		} else if (strcmp(argv[i], "--flash_erase") == 0) {
+			opt->flash_erase = true;
+		} else if (strcmp(argv[i], "--pty") == 0) {
+			opt->pty = true;
+		} else if ((value = option_value(argc, argv, &i, "--flash_size")) != NULL) {
+			char *end;
+
+			errno = 0;
+			opt->flash_bytes = strtoul(value, &end, 0);
+			if (errno != 0 || *end != '\0' || opt->flash_bytes < 4 * FLASH_BLOCK_BYTES ||
+			    opt->flash_bytes % FLASH_BLOCK_BYTES != 0 ||
+			    opt->flash_bytes > 256ul * 1024 * 1024) {
+				fprintf(stderr,
+					"error: --flash_size must be a multiple of %u from %u to "
+					"256 MiB\n",
+					FLASH_BLOCK_BYTES, 4 * FLASH_BLOCK_BYTES);
+				return -EINVAL;
+			}
+		} else if ((value = option_value(argc, argv, &i, "--flash")) != NULL) {
+			if (value[0] == '\0') {
+				fprintf(stderr, "error: --flash needs a file name\n");
+				return -EINVAL;
+			}
+			opt->flash = value;
+		} else {
+			fprintf(stderr, "error: unknown option '%s'; see --help\n", argv[i]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static void restore_terminal(void)
+{
+	if (tio_saved) {
+		tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
+	}
+}
+
+/* On a terminal the shell does its own echo and editing; Ctrl-C still stops the process. */
+static void stdin_raw(void)
+{
+	struct termios tio;
+
+	if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &saved_tio) != 0) {
+		return;
+	}
+	tio_saved = true;
+	atexit(restore_terminal);
+	tio = saved_tio;
+	tio.c_lflag &= ~(tcflag_t)(ICANON | ECHO | IEXTEN);
+	tio.c_iflag &= ~(tcflag_t)(ICRNL | IXON);
+	tio.c_oflag &= ~(tcflag_t)OPOST;
+	tio.c_cc[VMIN] = 1;
+	tio.c_cc[VTIME] = 0;
+	tcsetattr(STDIN_FILENO, TCSANOW, &tio);
+}
+
+int main(int argc, char **argv)
+{
+	struct options opt = {0};
+	struct sigaction sa = {0};
+	struct agent_console *console;
+	char pty_name[64];
+	int in_fd = STDIN_FILENO;
+	int out_fd = STDOUT_FILENO;
+	int err;
+
+	if (parse_options(argc, argv, &opt) != 0) {
+		return 2;
+	}
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	err = posix_flash_mount(opt.flash, (uint32_t)opt.flash_bytes, opt.flash_erase);
+	if (err != 0) {
+		fprintf(stderr, "error: cannot mount %s at /lfs: %s\n", opt.flash, strerror(-err));
+		return 1;
+	}
+	if (opt.pty) {
+		in_fd = posix_console_open_pty(pty_name, sizeof(pty_name));
+		if (in_fd < 0) {
+			fprintf(stderr, "error: cannot open a pseudo terminal: %s\n",
+				strerror(-in_fd));
+			return 1;
+		}
+		out_fd = in_fd;
+		printf("UART connected to pseudotty: %s\n", pty_name);
+		fflush(stdout);
+	} else {
+		stdin_raw();
+	}
+	console = posix_console_init(in_fd, out_fd);
+	agent_printf(console, "*** Booting agent simulator %s on %s ***\n", AGENT_VERSION_STRING,
+		     agent_board_name());
+	agent_printf(console, "lfs: %s mounted at /lfs\n", opt.flash);
+	err = agent_init();
+	if (err != 0) {
+		agent_printf(console, "agent: cannot load the configuration (error %d)\n", err);
+	}
+	err = sim_shell_run(console, in_fd, opt.pty, &stop_requested);
+	posix_flash_unmount();
+	if (err != 0) {
+		fprintf(stderr, "error: console: %s\n", strerror(-err));
+		return 1;
+	}
+	return 0;
+}

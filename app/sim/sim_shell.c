@@ -1,0 +1,251 @@
+/*
+ * Line editing and dispatch for the simulator's console, behaving like the Zephyr shell
+ * where the tests and users can see it: the "uart:~$ " prompt, echo, backspace, Ctrl-C
+ * and Ctrl-U, quoting, "command not found", and raw input handed to a bypass callback.
+ */
+#include "sim_shell.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent_cmd.h"
+#include "agent_print.h"
+#include "posix_console.h"
+
+/* Room for `agent ask` with a maximal prompt. */
+#define LINE_MAX_BYTES	(CONFIG_AGENT_PROMPT_MAX_LEN + 64)
+#define ARGV_MAX	20
+#define POLL_PERIOD_MS	100
+
+enum esc_state {
+	ESC_NONE,
+	ESC_START, /* after ESC */
+	ESC_CSI,   /* after ESC [ */
+};
+
+struct line_editor {
+	char text[LINE_MAX_BYTES + 1];
+	size_t len;
+	enum esc_state esc;
+	bool after_cr;
+};
+
+int sim_shell_split(char *line, char **argv, int max)
+{
+	int argc = 0;
+	char *in = line;
+	char *out = line;
+
+	for (;;) {
+		while (*in == ' ' || *in == '\t') {
+			in++;
+		}
+		if (*in == '\0') {
+			return argc;
+		}
+		if (argc == max) {
+			return -E2BIG;
+		}
+		argv[argc++] = out;
+		char quote = 0;
+
+		while (*in != '\0' && (quote != 0 || (*in != ' ' && *in != '\t'))) {
+			if (quote == 0 && (*in == '"' || *in == '\'')) {
+				quote = *in++;
+			} else if (quote != 0 && *in == quote) {
+				quote = 0;
+				in++;
+			} else if (*in == '\\' && in[1] != '\0') {
+				in++;
+				*out++ = *in++;
+			} else {
+				*out++ = *in++;
+			}
+		}
+		if (quote != 0) {
+			return -EINVAL;
+		}
+		if (*in != '\0') {
+			in++;
+		}
+		*out++ = '\0';
+	}
+}
+
+static void print_help(struct agent_console *console)
+{
+	agent_puts(console, "Available commands:\n"
+			    "  agent  LLM agent: configuration and status (agent help)\n"
+			    "  help   this list\n");
+}
+
+static void execute(struct agent_console *console, char *line)
+{
+	char *argv[ARGV_MAX];
+	int argc = sim_shell_split(line, argv, ARGV_MAX);
+
+	if (argc == -E2BIG) {
+		agent_puts(console, "too many arguments\n");
+		return;
+	}
+	if (argc < 0) {
+		agent_puts(console, "unterminated quote\n");
+		return;
+	}
+	if (argc == 0) {
+		return;
+	}
+	if (strcmp(argv[0], "agent") == 0) {
+		agent_cmd_exec(console, argc, argv);
+	} else if (strcmp(argv[0], "help") == 0) {
+		print_help(console);
+	} else {
+		agent_printf(console, "%.32s: command not found\n", argv[0]);
+	}
+}
+
+/* Returns true when a command ran (the caller then shows a prompt unless bypassed). */
+static bool edit(struct agent_console *console, struct line_editor *ed, uint8_t c)
+{
+	bool after_cr = ed->after_cr;
+
+	ed->after_cr = false;
+	if (ed->esc == ESC_START) {
+		ed->esc = c == '[' ? ESC_CSI : ESC_NONE;
+		return false;
+	}
+	if (ed->esc == ESC_CSI) {
+		/* Cursor and function keys are not edited here; skip to the final byte. */
+		if (c >= 0x40 && c <= 0x7e) {
+			ed->esc = ESC_NONE;
+		}
+		return false;
+	}
+	switch (c) {
+	case '\r':
+	case '\n':
+		if (c == '\n' && after_cr) {
+			return false;
+		}
+		ed->after_cr = c == '\r';
+		agent_puts(console, "\n");
+		ed->text[ed->len] = '\0';
+		execute(console, ed->text);
+		ed->len = 0;
+		return true;
+	case 0x1b:
+		ed->esc = ESC_START;
+		return false;
+	case 0x03: /* Ctrl-C: abandon the line */
+		agent_puts(console, "^C\n");
+		ed->len = 0;
+		return true;
+	case 0x15: /* Ctrl-U: erase the line */
+		while (ed->len > 0) {
+			ed->len--;
+			agent_puts(console, "\b \b");
+		}
+		return false;
+	case 0x08:
+	case 0x7f:
+		if (ed->len > 0) {
+			ed->len--;
+			agent_puts(console, "\b \b");
+		}
+		return false;
+	default:
+		if (c < 0x20 || c >= 0x7f) {
+			return false;
+		}
+		if (ed->len == LINE_MAX_BYTES) {
+			agent_puts(console, "\a");
+			return false;
+		}
+		ed->text[ed->len++] = (char)c;
+		agent_console_write(console, (const char *)&c, 1);
+		return false;
+	}
+}
+
+static void prompt(struct agent_console *console)
+{
+	agent_puts(console, SIM_SHELL_PROMPT);
+}
+
+/* A bypass (hidden prompt, full-screen app) that ended gives the shell its prompt back. */
+static void bypass_check(struct agent_console *console, struct line_editor *ed,
+			 bool *was_bypassed)
+{
+	bool bypassed = posix_console_bypassed(console);
+
+	if (*was_bypassed && !bypassed) {
+		/* The Enter that closed it may be followed by the '\n' of a CR LF pair. */
+		ed->after_cr = true;
+		prompt(console);
+	}
+	*was_bypassed = bypassed;
+}
+
+int sim_shell_run(struct agent_console *console, int in_fd, bool reconnecting,
+		  volatile sig_atomic_t *stop)
+{
+	static struct line_editor ed;
+	uint8_t buf[256];
+	bool was_bypassed = false;
+
+	prompt(console);
+	while (*stop == 0) {
+		struct pollfd pfd = {.fd = in_fd, .events = POLLIN};
+		int ready = poll(&pfd, 1, POLL_PERIOD_MS);
+
+		bypass_check(console, &ed, &was_bypassed);
+		if (ready < 0) {
+			if (errno == EINTR) {
+				continue;
+			}
+			return -errno;
+		}
+		if (ready == 0) {
+			continue;
+		}
+		if ((pfd.revents & POLLIN) == 0) {
+			/* A pseudo terminal with no client hangs up until one attaches. */
+			if (reconnecting) {
+				usleep(POLL_PERIOD_MS * 1000);
+				continue;
+			}
+			return 0;
+		}
+		ssize_t n = read(in_fd, buf, sizeof(buf));
+
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN) {
+				continue;
+			}
+			if (errno == EIO && reconnecting) {
+				usleep(POLL_PERIOD_MS * 1000);
+				continue;
+			}
+			return -errno;
+		}
+		if (n == 0) {
+			return 0;
+		}
+		for (size_t i = 0; i < (size_t)n; i++) {
+			bypass_check(console, &ed, &was_bypassed);
+			if (was_bypassed) {
+				/* The callback takes the rest of the chunk. */
+				posix_console_deliver(console, buf + i, (size_t)n - i);
+				break;
+			}
+			if (edit(console, &ed, buf[i]) && !posix_console_bypassed(console)) {
+				prompt(console);
+			}
+		}
+		bypass_check(console, &ed, &was_bypassed);
+	}
+	return 0;
+}

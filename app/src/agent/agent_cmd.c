@@ -1,0 +1,110 @@
+/*
+ * The `agent` command tree: dispatch, `agent status`, `agent forget` and help. The
+ * `agent config` family lives in agent_cmd_config.c.
+ */
+#include "agent_cmd.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "agent_cmd_internal.h"
+#include "agent_print.h"
+#include "agent_version.h"
+
+static struct agent_config config;
+static bool initialised;
+
+struct agent_config *agent_cmd_config(void)
+{
+	return &config;
+}
+
+int agent_init(void)
+{
+	int err = agent_config_load(&config);
+
+	initialised = err == 0;
+	return err;
+}
+
+static int cmd_status(struct agent_console *console, int argc, char **argv)
+{
+	enum agent_protocol protocol = agent_config_protocol(config.endpoint);
+	char number[4];
+
+	(void)argv;
+	if (argc != 2) {
+		agent_error(console, "status takes no arguments");
+		return -EINVAL;
+	}
+	agent_printf(console, "version:   %s on %s\n", AGENT_VERSION_STRING, agent_board_name());
+	agent_printf(console, "endpoint:  %s\n",
+		     config.endpoint[0] != '\0' ? config.endpoint : "(not set)");
+	agent_printf(console, "protocol:  %s\n", agent_protocol_name(protocol));
+	agent_printf(console, "model:     %s\n",
+		     config.model[0] != '\0' ? config.model : "(not set)");
+	agent_printf(console, "key:       %s\n", config.key_set ? "set" : "not set");
+	agent_printf(console, "reasoning: %s\n", agent_reasoning_name(config.reasoning));
+	agent_printf(console, "tools:     %s\n", agent_tools_policy_name(config.tools));
+	agent_printf(console, "max-tools: %s\n",
+		     agent_config_show(&config, "max-tools", number, sizeof(number)));
+	agent_printf(console, "user:      %s\n", config.user);
+	if (config.invalid_loaded != 0) {
+		agent_printf(console, "settings:  %u stored value(s) were invalid; defaults used\n",
+			     (unsigned int)config.invalid_loaded);
+	}
+	return 0;
+}
+
+static int cmd_forget(struct agent_console *console, int argc, char **argv)
+{
+	(void)argv;
+	if (argc != 2) {
+		agent_error(console, "forget takes no arguments");
+		return -EINVAL;
+	}
+	int err = agent_config_forget(&config);
+
+	if (err != 0) {
+		agent_error(console, "could not erase the configuration (error %d)", err);
+		return err;
+	}
+	agent_puts(console, "agent configuration erased\n");
+	return 0;
+}
+
+static const struct agent_subcmd subcmds[] = {
+	{"config", "config NAME [VALUE]", "show or change a setting", agent_cmd_config_exec},
+	{"status", "status", "show the configuration and the protocol it selects", cmd_status},
+	{"forget", "forget", "erase every agent setting, the key included", cmd_forget},
+};
+
+#define SUBCMD_COUNT (sizeof(subcmds) / sizeof(subcmds[0]))
+
+static void print_help(struct agent_console *console)
+{
+	agent_puts(console, "agent - LLM agent\nSubcommands:\n");
+	for (size_t i = 0; i < SUBCMD_COUNT; i++) {
+		agent_printf(console, "  %-22s %s\n", subcmds[i].usage, subcmds[i].help);
+	}
+}
+
+int agent_cmd_exec(struct agent_console *console, int argc, char **argv)
+{
+	if (!initialised) {
+		agent_error(console, "configuration could not be loaded at boot; see the log");
+		return -EIO;
+	}
+	if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "--help") == 0) {
+		print_help(console);
+		return 1;
+	}
+	for (size_t i = 0; i < SUBCMD_COUNT; i++) {
+		if (strcmp(argv[1], subcmds[i].name) == 0) {
+			return subcmds[i].run(console, argc, argv);
+		}
+	}
+	agent_error(console, "unknown subcommand '%.32s'; try 'agent help'", argv[1]);
+	return -EINVAL;
+}

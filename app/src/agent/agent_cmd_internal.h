@@ -1,0 +1,21 @@
+/* Shared between the files of the `agent` command tree. */
+#ifndef AGENT_CMD_INTERNAL_H
+#define AGENT_CMD_INTERNAL_H
+
+#include "agent_config.h"
+#include "agent_port.h"
+
+struct agent_subcmd {
+	const char *name;
+	const char *usage;
+	const char *help;
+	int (*run)(struct agent_console *console, int argc, char **argv);
+};
+
+/** The configuration loaded at boot and kept current by the commands. */
+struct agent_config *agent_cmd_config(void);
+
+/** `agent config ...`; argv[0] is "agent", argv[1] is "config". */
+int agent_cmd_config_exec(struct agent_console *console, int argc, char **argv);
+
+#endif /* AGENT_CMD_INTERNAL_H */

@@ -1,0 +1,6 @@
+#ifndef AGENT_VERSION_H
+#define AGENT_VERSION_H
+
+#define AGENT_VERSION_STRING "0.1.0"
+
+#endif /* AGENT_VERSION_H */

@@ -1,0 +1,146 @@
+/* Console of the simulator: the same contract as the Zephyr shell's console. */
+#define _GNU_SOURCE
+#include "posix_console.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+struct agent_console {
+	int in_fd;
+	int out_fd;
+	agent_console_bypass_fn bypass;
+	void *bypass_user_data;
+	pthread_mutex_t lock;
+};
+
+static struct agent_console the_console = {
+	.in_fd = -1,
+	.out_fd = -1,
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+struct agent_console *posix_console_init(int in_fd, int out_fd)
+{
+	the_console.in_fd = in_fd;
+	the_console.out_fd = out_fd;
+	the_console.bypass = NULL;
+	return &the_console;
+}
+
+int posix_console_open_pty(char *name, size_t len)
+{
+	struct termios tio;
+	int fd = posix_openpt(O_RDWR | O_NOCTTY);
+
+	if (fd < 0) {
+		return -errno;
+	}
+	if (grantpt(fd) != 0 || unlockpt(fd) != 0 || ptsname_r(fd, name, len) != 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	/* Raw bytes both ways, as on a UART: the shell does its own echo and line editing. */
+	if (tcgetattr(fd, &tio) == 0) {
+		cfmakeraw(&tio);
+		tcsetattr(fd, TCSANOW, &tio);
+	}
+	/* Nobody may be attached yet: output is then dropped, as a UART would drop it. */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	return fd;
+}
+
+static int write_all(int fd, const char *data, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, data, len);
+
+		if (n < 0) {
+			if (errno == EINTR) {
+				continue;
+			}
+			/* No reader on the pseudo terminal: drop, like an unconnected UART. */
+			return (errno == EAGAIN || errno == EIO) ? 0 : -errno;
+		}
+		data += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int agent_console_write(struct agent_console *console, const char *data, size_t len)
+{
+	int err = 0;
+	size_t start = 0;
+
+	pthread_mutex_lock(&console->lock);
+	for (size_t i = 0; i < len && err == 0; i++) {
+		if (data[i] == '\n') {
+			err = write_all(console->out_fd, data + start, i - start);
+			if (err == 0) {
+				err = write_all(console->out_fd, "\r\n", 2);
+			}
+			start = i + 1;
+		}
+	}
+	if (err == 0) {
+		err = write_all(console->out_fd, data + start, len - start);
+	}
+	pthread_mutex_unlock(&console->lock);
+	return err;
+}
+
+void agent_console_set_bypass(struct agent_console *console, agent_console_bypass_fn fn,
+			      void *user_data)
+{
+	pthread_mutex_lock(&console->lock);
+	console->bypass = fn;
+	console->bypass_user_data = user_data;
+	pthread_mutex_unlock(&console->lock);
+}
+
+bool posix_console_bypassed(struct agent_console *console)
+{
+	bool bypassed;
+
+	pthread_mutex_lock(&console->lock);
+	bypassed = console->bypass != NULL;
+	pthread_mutex_unlock(&console->lock);
+	return bypassed;
+}
+
+size_t posix_console_deliver(struct agent_console *console, const uint8_t *data, size_t len)
+{
+	agent_console_bypass_fn fn;
+	void *user_data;
+
+	pthread_mutex_lock(&console->lock);
+	fn = console->bypass;
+	user_data = console->bypass_user_data;
+	pthread_mutex_unlock(&console->lock);
+	if (fn == NULL) {
+		return 0;
+	}
+	/* Called unlocked: the callback writes to the console and may clear the bypass. */
+	fn(console, data, len, user_data);
+	return len;
+}
+
+int agent_console_size(struct agent_console *console, uint16_t *cols, uint16_t *rows)
+{
+	struct winsize ws;
+
+	if (ioctl(console->out_fd, TIOCGWINSZ, &ws) != 0 || ws.ws_col == 0 || ws.ws_row == 0) {
+		return -ENOTSUP;
+	}
+	*cols = ws.ws_col;
+	*rows = ws.ws_row;
+	return 0;
+}

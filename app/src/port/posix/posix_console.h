@@ -1,0 +1,31 @@
+/*
+ * The simulator's console: a UART stand-in over a pair of file descriptors (stdin and
+ * stdout, or the master side of a pseudo terminal). Only the simulator uses this header.
+ */
+#ifndef POSIX_CONSOLE_H
+#define POSIX_CONSOLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent_port.h"
+
+/** Bind the console to @p in_fd / @p out_fd. Output "\n" is sent as "\r\n", as a UART shell does. */
+struct agent_console *posix_console_init(int in_fd, int out_fd);
+
+/**
+ * Open a new pseudo terminal in raw mode. Returns the master descriptor and writes the
+ * slave's path to @p name, or returns a negative errno.
+ */
+int posix_console_open_pty(char *name, size_t len);
+
+/**
+ * Hand @p data to the bypass callback when one is set. Returns the number of bytes it
+ * consumed: all of them while bypassed, 0 when no bypass is set.
+ */
+size_t posix_console_deliver(struct agent_console *console, const uint8_t *data, size_t len);
+
+bool posix_console_bypassed(struct agent_console *console);
+
+#endif /* POSIX_CONSOLE_H */

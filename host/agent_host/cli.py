@@ -1,0 +1,50 @@
+"""The host command line: `agent-host sim` builds and starts the simulator."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from . import __version__, sim
+from .errors import AgentHostError
+
+
+def _cmd_sim(args: argparse.Namespace) -> int:
+    exe = sim.build(Path(args.build_dir), sanitize=args.sanitize, quiet=True)
+    argv = sim.command(exe, Path(args.flash), pty=args.pty, extra=args.sim_args)
+    print(f"starting {' '.join(argv)} (Ctrl-C stops it)", file=sys.stderr)
+    sys.stderr.flush()
+    os.execv(argv[0], argv)
+    return 0  # not reached
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="agent-host", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_sim = sub.add_parser("sim", help="build and start the simulator with the agent shell")
+    p_sim.add_argument("--flash", default="flash.bin",
+                       help="LittleFS image mounted at /lfs (default: flash.bin)")
+    p_sim.add_argument("--pty", action="store_true",
+                       help="console on a new pseudo terminal instead of this terminal")
+    p_sim.add_argument("--build-dir", default=str(sim.DEFAULT_BUILD_DIR),
+                       help="CMake build directory")
+    p_sim.add_argument("--sanitize", action="store_true", help="build with ASan and UBSan")
+    p_sim.add_argument("sim_args", nargs="*", help="further simulator options (after --)")
+    p_sim.set_defaults(run=_cmd_sim)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.run(args))
+    except AgentHostError as err:
+        print(f"agent-host: {err}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Test support shared by the simulator tests in CI and, later, the Twister suites."""

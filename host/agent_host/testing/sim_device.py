@@ -1,0 +1,135 @@
+"""The simulator as a device under test: started with its console on a pseudo terminal.
+
+The interface follows the Twister pytest harness's `Shell` (``exec_command`` returns the
+output lines of one command), so the same test bodies can drive a board under Twister.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import signal
+import subprocess
+import termios
+import time
+import tty
+from pathlib import Path
+
+from ..errors import DeviceError
+from ..sim import command
+
+PROMPT = b"uart:~$ "
+_PTY_LINE = re.compile(rb"UART connected to pseudotty: (\S+)")
+
+
+class SimDevice:
+    """One simulator process, its pseudo terminal and everything it printed there."""
+
+    def __init__(self, exe: Path, flash: Path, extra_args: list[str] | None = None) -> None:
+        self.exe = exe
+        self.flash = flash
+        self.extra_args = list(extra_args or [])
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.fd = -1
+        self.pty_path = ""
+        self.transcript = bytearray()  # every byte read from the console, for leak checks
+        self._stderr_path = flash.with_suffix(".stderr")
+        self._stderr = None
+
+    # -- life cycle ------------------------------------------------------------------------
+    def start(self, timeout: float = 15.0) -> str:
+        """Start the simulator, attach to its console and wait for the first prompt.
+
+        Returns the boot output up to the prompt.
+        """
+        self._stderr = open(self._stderr_path, "ab")  # noqa: SIM115 - closed in stop()
+        argv = command(self.exe, self.flash, pty=True, extra=self.extra_args)
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self._stderr,
+                                     stdin=subprocess.DEVNULL)
+        assert self.proc.stdout is not None
+        line = self._read_stdout_line(timeout)
+        match = _PTY_LINE.search(line)
+        if match is None:
+            raise DeviceError(f"simulator did not announce its pty: {line!r}")
+        self.pty_path = match.group(1).decode()
+        self.fd = os.open(self.pty_path, os.O_RDWR | os.O_NOCTTY)
+        tty.setraw(self.fd, termios.TCSANOW)
+        mark = len(self.transcript)
+        # The banner was written before anyone was attached; ask for a fresh prompt.
+        self.write(b"\r")
+        self.read_until(PROMPT, timeout, start=mark)
+        return self.transcript[mark:].decode(errors="replace")
+
+    def _read_stdout_line(self, timeout: float) -> bytes:
+        assert self.proc is not None and self.proc.stdout is not None
+        deadline = time.monotonic() + timeout
+        data = b""
+        while not data.endswith(b"\n"):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or self.proc.poll() is not None:
+                break
+            ready, _, _ = select.select([self.proc.stdout], [], [], remaining)
+            if ready:
+                chunk = os.read(self.proc.stdout.fileno(), 1)
+                if not chunk:
+                    break
+                data += chunk
+        return data
+
+    def stop(self, timeout: float = 10.0) -> int:
+        """Stop the simulator as a user would (SIGTERM); return its exit status."""
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+        code = 0
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.send_signal(signal.SIGTERM)
+            try:
+                code = self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                code = self.proc.wait()
+            if self.proc.stdout is not None:
+                self.proc.stdout.close()
+            self.proc = None
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+        return code
+
+    def stderr_text(self) -> str:
+        return self._stderr_path.read_text(errors="replace") if self._stderr_path.exists() else ""
+
+    # -- console ---------------------------------------------------------------------------
+    def write(self, data: bytes) -> None:
+        os.write(self.fd, data)
+
+    def read_until(self, pattern: bytes, timeout: float = 10.0, start: int | None = None) -> bytes:
+        """Read until @pattern appears in the transcript after @start; return that part."""
+        begin = len(self.transcript) if start is None else start
+        deadline = time.monotonic() + timeout
+        while pattern not in self.transcript[begin:]:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                tail = bytes(self.transcript[begin:])[-400:]
+                raise DeviceError(f"timed out waiting for {pattern!r}; got {tail!r}")
+            ready, _, _ = select.select([self.fd], [], [], remaining)
+            if ready:
+                try:
+                    chunk = os.read(self.fd, 4096)
+                except OSError as err:
+                    raise DeviceError(f"console closed: {err}") from err
+                self.transcript += chunk
+        return bytes(self.transcript[begin:])
+
+    def exec_command(self, cmd: str, timeout: float = 10.0) -> list[str]:
+        """Type @cmd and Enter; return the output lines before the next prompt."""
+        mark = len(self.transcript)
+        self.write(cmd.encode() + b"\r")
+        out = self.read_until(b"\r\n" + PROMPT, timeout, start=mark)
+        text = out[: out.rfind(b"\r\n" + PROMPT) + 2].decode(errors="replace")
+        lines = text.split("\r\n")
+        # The first line is the echo of what was typed; the last is empty before the prompt.
+        return [line for line in lines[1:] if line != ""]

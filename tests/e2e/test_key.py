@@ -1,0 +1,98 @@
+"""The API key: stored in settings only, never printed, typed at a hidden prompt."""
+
+from __future__ import annotations
+
+from flash_image import read_file
+
+from agent_host.testing.sim_device import PROMPT, SimDevice
+
+KEY_PROMPT = b"API key (hidden; Enter saves, Esc cancels): "
+DISPLAY_COMMANDS = ["agent status", "agent config", "agent help", "agent config endpoint",
+                    "agent config model", "agent config user", "help"]
+
+
+def hidden_entry(dut: SimDevice, typed: bytes) -> list[str]:
+    mark = len(dut.transcript)
+    dut.write(b"agent config key\r")
+    dut.read_until(KEY_PROMPT, start=mark)
+    for byte in typed:
+        dut.write(bytes([byte]))
+    out = dut.read_until(b"\r\n" + PROMPT, start=mark)
+    return out.decode(errors="replace").split("\r\n")
+
+
+def key_state(dut: SimDevice) -> str:
+    return next(line for line in dut.exec_command("agent status") if line.startswith("key:"))
+
+
+def test_hidden_prompt_sets_key_without_showing_it(sims) -> None:
+    dut = sims.start()
+    lines = hidden_entry(dut, b"sk-hidden-0123X\x7f\r")
+    # Each typed character is shown as '*', the erased one is rubbed out.
+    assert lines[1].startswith(KEY_PROMPT.decode() + "*" * 15 + "\b \b")
+    assert lines[2] == "key set"
+    assert key_state(dut) == "key:       set"
+    for cmd in DISPLAY_COMMANDS:
+        dut.exec_command(cmd)
+    dut = sims.restart(dut)
+    assert key_state(dut) == "key:       set"
+    for cmd in DISPLAY_COMMANDS:
+        dut.exec_command(cmd)
+    for device in sims.devices:
+        assert b"sk-hidden" not in device.transcript
+    # It is in the settings store, without the erased character.
+    dut.stop()
+    settings = read_file(sims.flash, ".settings")
+    assert b"sk-hidden-0123" in settings
+    assert b"sk-hidden-0123X" not in settings
+
+
+def test_command_line_key_only_in_the_typed_echo(sims) -> None:
+    dut = sims.start()
+    assert dut.exec_command("agent config key sk-typed-key") == ["key set"]
+    for cmd in DISPLAY_COMMANDS:
+        dut.exec_command(cmd)
+    text = dut.transcript.decode()
+    assert text.count("sk-typed-key") == 1  # the shell's echo of the typed line only
+    assert "agent config key sk-typed-key" in text
+
+
+def test_escape_cancels_and_keeps_old_key(sims) -> None:
+    dut = sims.start()
+    dut.exec_command("agent config key sk-old")
+    lines = hidden_entry(dut, b"sk-new\x1b")
+    assert "cancelled; key unchanged" in lines
+    dut.stop()
+    settings = read_file(sims.flash, ".settings")
+    assert b"sk-old" in settings and b"sk-new" not in settings
+
+
+def test_empty_entry_changes_nothing(dut: SimDevice) -> None:
+    lines = hidden_entry(dut, b"\r")
+    assert "nothing entered; key unchanged" in lines
+    assert key_state(dut) == "key:       not set"
+
+
+def test_hidden_key_length_bounds(dut: SimDevice) -> None:
+    lines = hidden_entry(dut, b"k" * 256 + b"\r")
+    assert "agent: key is too long (at most 255 bytes); key unchanged" in lines
+    assert key_state(dut) == "key:       not set"
+    lines = hidden_entry(dut, b"k" * 255 + b"\r")
+    assert "key set" in lines
+    assert key_state(dut) == "key:       set"
+
+
+def test_key_clear(sims) -> None:
+    dut = sims.start()
+    dut.exec_command("agent config key sk-to-clear")
+    assert dut.exec_command("agent config key clear") == ["key cleared"]
+    assert key_state(dut) == "key:       not set"
+    dut = sims.restart(dut)
+    assert key_state(dut) == "key:       not set"
+    dut.stop()
+    assert b"sk-to-clear" not in read_file(sims.flash, ".settings")
+
+
+def test_shell_works_after_hidden_prompt(dut: SimDevice) -> None:
+    hidden_entry(dut, b"sk-abc\r\n")
+    assert dut.exec_command("agent config model m1") == ["model set to m1"]

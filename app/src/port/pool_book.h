@@ -1,0 +1,67 @@
+/*
+ * Block bookkeeping for fixed-block pools, shared by the POSIX and Zephyr ports so that both
+ * report the same statistics and catch the same misuse. It only keeps books: the port owns
+ * the buffer, the table of pools and the lock, and calls these functions with the lock held.
+ * Standard C only, no OS header.
+ */
+#ifndef AGENT_POOL_BOOK_H
+#define AGENT_POOL_BOOK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent_port.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A bitmap of this many bits bounds the pool; larger pools are refused at init. */
+#define AGENT_POOL_BOOK_MAX_BLOCKS 256u
+#define AGENT_POOL_BOOK_ALIGN      8u
+
+struct agent_pool_book {
+	uintptr_t base;
+	size_t block_bytes;
+	uint32_t blocks;
+	uint32_t blocks_free;
+	uint32_t blocks_free_min;
+	uint32_t alloc_failures;
+	uint32_t bad_frees;
+	uint32_t used[AGENT_POOL_BOOK_MAX_BLOCKS / 32u];
+};
+
+/**
+ * Check the geometry and start the books with every block free.
+ *
+ * @return 0, or -EINVAL when @p buffer is NULL or not 8-byte aligned, @p block_bytes is 0 or
+ *         not a multiple of 8, @p blocks is 0 or above AGENT_POOL_BOOK_MAX_BLOCKS, or the
+ *         buffer would wrap the address space.
+ */
+int agent_pool_book_init(struct agent_pool_book *book, void *buffer, size_t block_bytes,
+			 uint32_t blocks);
+
+/** The lowest free block, or NULL (counted in alloc_failures) when none is free. */
+void *agent_pool_book_alloc(struct agent_pool_book *book);
+
+/**
+ * Return @p block to the books.
+ *
+ * @return 0; -EINVAL for a pointer outside the buffer or not at the start of a block
+ *         (NULL included); -EALREADY for a block that is already free. Both errors are
+ *         counted in bad_frees and leave the books otherwise unchanged.
+ */
+int agent_pool_book_free(struct agent_pool_book *book, const void *block);
+
+/**
+ * Fill the counters of @p stats (block_bytes, blocks_total, blocks_free, blocks_free_min,
+ * free_bytes, largest_free_bytes, alloc_failures, bad_frees). The caller fills name and
+ * mem_class, which the books do not know.
+ */
+void agent_pool_book_stats(const struct agent_pool_book *book, struct agent_pool_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AGENT_POOL_BOOK_H */

@@ -1,0 +1,79 @@
+/*
+ * Simulator-only API of the POSIX port: what the host simulator's main() and the host tests
+ * call beside agent_port.h. The portable core never includes this header.
+ *
+ * Limits of the POSIX port's fixed tables are listed here so that tests can reach them.
+ */
+#ifndef POSIX_PORT_H
+#define POSIX_PORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Table sizes -------------------------------------------------------------------------- */
+
+#define POSIX_THREAD_SLOTS 8
+#define POSIX_MUTEX_SLOTS  16
+#define POSIX_SEM_SLOTS    16
+#define POSIX_POOL_SLOTS   16
+
+/* Largest pool a fixed bitmap tracks; agent_pool_init() refuses more with -EINVAL. */
+#define POSIX_POOL_MAX_BLOCKS 256
+
+/*
+ * The POSIX port owns no stack memory, so "larger than the stacks it owns" is this bound:
+ * agent_thread_start() refuses a bigger request with -ENOMEM, as the firmware would.
+ */
+#define POSIX_THREAD_STACK_MAX_BYTES (1024u * 1024u)
+
+/* Open files and directories at once; one more open fails with -ENFILE. */
+#define POSIX_FS_FILE_SLOTS 8
+#define POSIX_FS_DIR_SLOTS  4
+
+/* ---- Flash image ------------------------------------------------------------------------- */
+
+#define POSIX_FLASH_MOUNT_POINT   "/lfs"
+#define POSIX_FLASH_BLOCK_BYTES   4096u
+/* Image size the simulator creates when none exists; also used when image_bytes is 0. */
+#define POSIX_FLASH_DEFAULT_BYTES (1024u * 1024u)
+/* littlefs needs two blocks for the superblock pair and one for the root directory. */
+#define POSIX_FLASH_MIN_BYTES     (4u * POSIX_FLASH_BLOCK_BYTES)
+
+/**
+ * Mount the LittleFS image file @p image_path at "/lfs".
+ *
+ * When the file is absent it is created with @p image_bytes (0 selects
+ * POSIX_FLASH_DEFAULT_BYTES) filled with 0xff, as erased flash reads. An existing image
+ * keeps its own size and @p image_bytes is ignored. With @p erase_first the image is
+ * filled with 0xff before mounting. When mounting fails the image is formatted and
+ * mounted again, as Zephyr's automount does, and "lfs: formatting <path>" is printed on
+ * stderr. The image is locked (flock) so that a second simulator cannot mount it.
+ *
+ * @return 0; -EINVAL for a size that is not a multiple of POSIX_FLASH_BLOCK_BYTES or below
+ *         POSIX_FLASH_MIN_BYTES; -EBUSY when already mounted or the image is locked by
+ *         another process; another negative errno from the host or littlefs.
+ */
+int posix_flash_mount(const char *image_path, uint32_t image_bytes, bool erase_first);
+
+/**
+ * Unmount "/lfs" and close the image.
+ *
+ * @return 0; -EINVAL when nothing is mounted; -EBUSY while a file or directory is open.
+ */
+int posix_flash_unmount(void);
+
+/* ---- Test support ------------------------------------------------------------------------ */
+
+/** Forget every pool, so that each test starts with an empty pool table. */
+void posix_pool_reset_all(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* POSIX_PORT_H */

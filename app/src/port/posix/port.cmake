@@ -1,0 +1,68 @@
+# POSIX port of the agent: the library the host simulator and the host tests link.
+#
+# Include this file (include(), not add_subdirectory()) after setting:
+#   AGENT_REPO_DIR  root of this repository
+#   LITTLEFS_DIR    littlefs sources (lfs.c, lfs_util.c, bd/), as printed by
+#                   scripts/fetch_littlefs.py
+# It defines the static library target agent_port_posix: the POSIX port, the shared pool
+# bookkeeping and littlefs with its emulated block device (for power-loss tests). Linking
+# it gives the include directories app/src/port, LITTLEFS_DIR and LITTLEFS_DIR/bd, and
+# the compile definition LFS_NO_MALLOC, under which littlefs needs caller buffers
+# (lfs_file_opencfg with lfs_file_config.buffer). Warning flags and sanitizers are the
+# including project's choice; nothing here sets them.
+
+if(NOT DEFINED AGENT_REPO_DIR)
+  message(FATAL_ERROR "port.cmake: set AGENT_REPO_DIR to the repository root")
+endif()
+if(NOT DEFINED LITTLEFS_DIR OR NOT EXISTS "${LITTLEFS_DIR}/lfs.c")
+  message(FATAL_ERROR
+    "port.cmake: LITTLEFS_DIR (${LITTLEFS_DIR}) holds no lfs.c; "
+    "run scripts/fetch_littlefs.py and pass the directory it prints")
+endif()
+
+find_package(Threads REQUIRED)
+
+set(AGENT_PORT_POSIX_DIR "${AGENT_REPO_DIR}/app/src/port/posix")
+
+set(AGENT_LITTLEFS_SOURCES
+  "${LITTLEFS_DIR}/lfs.c"
+  "${LITTLEFS_DIR}/lfs_util.c"
+  "${LITTLEFS_DIR}/bd/lfs_emubd.c"
+)
+
+add_library(agent_port_posix STATIC
+  "${AGENT_PORT_POSIX_DIR}/board.c"
+  "${AGENT_PORT_POSIX_DIR}/fs_lfs.c"
+  "${AGENT_PORT_POSIX_DIR}/pool.c"
+  "${AGENT_PORT_POSIX_DIR}/settings.c"
+  "${AGENT_PORT_POSIX_DIR}/thread.c"
+  "${AGENT_PORT_POSIX_DIR}/time.c"
+  "${AGENT_REPO_DIR}/app/src/port/pool_book.c"
+  ${AGENT_LITTLEFS_SOURCES}
+)
+
+set_target_properties(agent_port_posix PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON)
+
+target_include_directories(agent_port_posix
+  PUBLIC
+    "${AGENT_REPO_DIR}/app/src/port"
+    "${LITTLEFS_DIR}"
+    "${LITTLEFS_DIR}/bd"
+  PRIVATE
+    "${AGENT_PORT_POSIX_DIR}"
+)
+
+# Declarations in lfs.h depend on LFS_NO_MALLOC, so users of the library see it too.
+target_compile_definitions(agent_port_posix PUBLIC LFS_NO_MALLOC)
+
+# littlefs is third-party code held to its own standards, not to the including project's
+# -Werror: with NDEBUG its assert-only helpers are unused (-Wunused-function), and another
+# compiler or a newer littlefs may warn differently. Silence warnings for its files only.
+set_source_files_properties(${AGENT_LITTLEFS_SOURCES} PROPERTIES COMPILE_OPTIONS "-w")
+
+# littlefs logs through printf to stdout, which is the simulator's shell; route its
+# warnings and errors to stderr (posix_lfs_log.h). Only the library's own sources need it.
+set_source_files_properties(${AGENT_LITTLEFS_SOURCES} PROPERTIES
+  COMPILE_DEFINITIONS "LFS_DEFINES=posix_lfs_log.h")
+
+target_link_libraries(agent_port_posix PUBLIC Threads::Threads)

@@ -188,7 +188,9 @@ def fetch(dest: Path, sdist: Path | None) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
-    parser = argparse.ArgumentParser(description="Provide the littlefs C sources for the host build.")
+    parser = argparse.ArgumentParser(
+        description="Provide the littlefs C sources for the host build."
+    )
     parser.add_argument(
         "--dest",
         type=Path,

@@ -1,7 +1,9 @@
 /*
  * Filesystem of the POSIX port: the real littlefs over an image file, mounted at "/lfs".
  */
+#ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
+#endif
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -2,7 +2,9 @@
  * Settings store of the POSIX port: one file, "/lfs/.settings", in the LittleFS image, in
  * the format of docs/sim-settings-file.md.
  */
+#ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
+#endif
 
 #include <setjmp.h>
 #include <stdarg.h>

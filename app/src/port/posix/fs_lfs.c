@@ -12,7 +12,9 @@
  * from a file opened without AGENT_FS_O_READ, or writing or truncating one opened without
  * AGENT_FS_O_WRITE, is -EBADF (littlefs would assert instead).
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* flock */
+#endif
 
 #include "agent_port.h"
 #include "posix_fs_internal.h"

@@ -15,7 +15,9 @@
  * attempted from inside an agent_settings_foreach() callback, and filesystem errors as
  * they come. A zero-length value deletes the key, as Zephyr's NVS and ZMS backends do.
  */
+#ifndef _XOPEN_SOURCE
 #define _XOPEN_SOURCE 700 /* PTHREAD_MUTEX_RECURSIVE, strnlen */
+#endif
 
 #include "agent_port.h"
 #include "posix_fs_internal.h"

@@ -3,7 +3,9 @@
  * Every object comes from a fixed table, as on the firmware, so that the simulator runs
  * out of slots where the device would.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* pthread_setname_np */
+#endif
 
 #include "agent_port.h"
 #include "posix_port.h"

@@ -2,7 +2,9 @@
  * Time of the POSIX port. Uptime counts from process start, as Zephyr's counts from boot,
  * so that timestamps the simulator logs are small and comparable between runs.
  */
+#ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
+#endif
 
 #include "agent_port.h"
 

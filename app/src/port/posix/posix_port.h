@@ -54,9 +54,11 @@ extern "C" {
  * mounted again, as Zephyr's automount does, and "lfs: formatting <path>" is printed on
  * stderr. The image is locked (flock) so that a second simulator cannot mount it.
  *
- * @return 0; -EINVAL for a size that is not a multiple of POSIX_FLASH_BLOCK_BYTES or below
- *         POSIX_FLASH_MIN_BYTES; -EBUSY when already mounted or the image is locked by
- *         another process; another negative errno from the host or littlefs.
+ * @return 0; -EINVAL when @p image_bytes (checked even for an existing image) or the size
+ *         of an existing image is not a multiple of POSIX_FLASH_BLOCK_BYTES or is below
+ *         POSIX_FLASH_MIN_BYTES (an existing image is then left untouched); -EBUSY when
+ *         already mounted or the image is locked by another process; another negative
+ *         errno from the host or littlefs.
  */
 int posix_flash_mount(const char *image_path, uint32_t image_bytes, bool erase_first);
 

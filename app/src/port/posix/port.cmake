@@ -4,12 +4,12 @@
 #   AGENT_REPO_DIR  root of this repository
 #   LITTLEFS_DIR    littlefs sources (lfs.c, lfs_util.c, bd/), as printed by
 #                   scripts/fetch_littlefs.py
-# It defines the static library target agent_port_posix: the POSIX port, the shared pool
+# It defines the static library target agent_port_posix: every posix/*.c, the shared pool
 # bookkeeping and littlefs with its emulated block device (for power-loss tests). Linking
-# it gives the include directories app/src/port, LITTLEFS_DIR and LITTLEFS_DIR/bd, and
-# the compile definition LFS_NO_MALLOC, under which littlefs needs caller buffers
-# (lfs_file_opencfg with lfs_file_config.buffer). Warning flags and sanitizers are the
-# including project's choice; nothing here sets them.
+# it gives the include directories app/src/port, app/src/port/posix, LITTLEFS_DIR and
+# LITTLEFS_DIR/bd, Threads::Threads, and the compile definition LFS_NO_MALLOC, under which
+# littlefs needs caller buffers (lfs_file_opencfg with lfs_file_config.buffer). Warning
+# flags and sanitizers are the including project's choice; nothing here sets them.
 
 if(NOT DEFINED AGENT_REPO_DIR)
   message(FATAL_ERROR "port.cmake: set AGENT_REPO_DIR to the repository root")
@@ -30,26 +30,26 @@ set(AGENT_LITTLEFS_SOURCES
   "${LITTLEFS_DIR}/bd/lfs_emubd.c"
 )
 
+# Every concern of the port is one file in posix/ (console.c included), so a glob keeps
+# the list complete as concerns are added.
+file(GLOB AGENT_PORT_POSIX_SOURCES CONFIGURE_DEPENDS "${AGENT_PORT_POSIX_DIR}/*.c")
+
 add_library(agent_port_posix STATIC
-  "${AGENT_PORT_POSIX_DIR}/board.c"
-  "${AGENT_PORT_POSIX_DIR}/fs_lfs.c"
-  "${AGENT_PORT_POSIX_DIR}/pool.c"
-  "${AGENT_PORT_POSIX_DIR}/settings.c"
-  "${AGENT_PORT_POSIX_DIR}/thread.c"
-  "${AGENT_PORT_POSIX_DIR}/time.c"
+  ${AGENT_PORT_POSIX_SOURCES}
   "${AGENT_REPO_DIR}/app/src/port/pool_book.c"
   ${AGENT_LITTLEFS_SOURCES}
 )
 
 set_target_properties(agent_port_posix PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON)
 
+# app/src/port/posix is public as well: the simulator includes "posix_port.h" and
+# "posix_console.h" by name, the tests as "posix/posix_port.h"; both resolve.
 target_include_directories(agent_port_posix
   PUBLIC
     "${AGENT_REPO_DIR}/app/src/port"
+    "${AGENT_PORT_POSIX_DIR}"
     "${LITTLEFS_DIR}"
     "${LITTLEFS_DIR}/bd"
-  PRIVATE
-    "${AGENT_PORT_POSIX_DIR}"
 )
 
 # Declarations in lfs.h depend on LFS_NO_MALLOC, so users of the library see it too.

@@ -1,0 +1,231 @@
+/*
+ * Threads, mutexes, semaphores and cancellation flags of the Zephyr port. Every object comes
+ * from a fixed table; thread stacks are CONFIG_AGENT_THREAD_SLOTS stacks of
+ * CONFIG_AGENT_WORKER_STACK_SIZE bytes in internal RAM, defined at build time.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <zephyr/kernel.h>
+
+#include "agent_port.h"
+#include "zephyr_port.h"
+
+/* Preemptible, below the shell thread's default priority. */
+#define THREAD_PRIORITY K_PRIO_PREEMPT(7)
+#define THREAD_NAME_MAX 16
+
+struct agent_thread {
+	bool used;
+	struct k_thread thread;
+	agent_thread_fn fn;
+	void *user_data;
+	char name[THREAD_NAME_MAX];
+};
+
+struct agent_mutex {
+	bool used;
+	struct k_mutex mutex;
+};
+
+struct agent_sem {
+	bool used;
+	struct k_sem sem;
+};
+
+K_THREAD_STACK_ARRAY_DEFINE(agent_port_stacks, CONFIG_AGENT_THREAD_SLOTS,
+			    CONFIG_AGENT_WORKER_STACK_SIZE);
+
+static struct agent_thread thread_table[CONFIG_AGENT_THREAD_SLOTS];
+static struct agent_mutex mutex_table[ZEPHYR_PORT_MUTEX_SLOTS];
+static struct agent_sem sem_table[ZEPHYR_PORT_SEM_SLOTS];
+
+/* Guards the used flags of the three tables (non-static: the macro defines an iterable object). */
+K_MUTEX_DEFINE(agent_port_table_lock);
+
+static k_timeout_t timeout_from_ms(uint32_t timeout_ms)
+{
+	return timeout_ms == 0u ? K_NO_WAIT : K_MSEC(timeout_ms);
+}
+
+static bool thread_is_valid(const struct agent_thread *thread)
+{
+	uintptr_t addr = (uintptr_t)thread;
+	uintptr_t first = (uintptr_t)&thread_table[0];
+
+	if (thread == NULL || addr < first ||
+	    addr >= (uintptr_t)&thread_table[CONFIG_AGENT_THREAD_SLOTS]) {
+		return false;
+	}
+	return (addr - first) % sizeof(thread_table[0]) == 0u;
+}
+
+static void thread_entry(void *p1, void *p2, void *p3)
+{
+	struct agent_thread *thread = p1;
+
+	ARG_UNUSED(p2);
+	ARG_UNUSED(p3);
+	thread->fn(thread->user_data);
+}
+
+int agent_thread_start(struct agent_thread **out, const char *name, size_t stack_bytes,
+		       agent_thread_fn fn, void *user_data)
+{
+	struct agent_thread *thread = NULL;
+	size_t slot;
+
+	if (out == NULL || fn == NULL) {
+		return -EINVAL;
+	}
+	if (stack_bytes > CONFIG_AGENT_WORKER_STACK_SIZE) {
+		return -ENOMEM;
+	}
+
+	(void)k_mutex_lock(&agent_port_table_lock, K_FOREVER);
+	for (slot = 0; slot < CONFIG_AGENT_THREAD_SLOTS; slot++) {
+		if (!thread_table[slot].used) {
+			thread = &thread_table[slot];
+			thread->used = true;
+			break;
+		}
+	}
+	(void)k_mutex_unlock(&agent_port_table_lock);
+	if (thread == NULL) {
+		return -ENOMEM;
+	}
+
+	thread->fn = fn;
+	thread->user_data = user_data;
+	thread->name[0] = '\0';
+	if (name != NULL) {
+		strncpy(thread->name, name, sizeof(thread->name) - 1u);
+		thread->name[sizeof(thread->name) - 1u] = '\0';
+	}
+
+	/* Created suspended (K_FOREVER) so that the name is set before the thread runs. */
+	k_tid_t tid = k_thread_create(&thread->thread, agent_port_stacks[slot],
+				      CONFIG_AGENT_WORKER_STACK_SIZE, thread_entry, thread, NULL,
+				      NULL, THREAD_PRIORITY, 0, K_FOREVER);
+
+	if (thread->name[0] != '\0') {
+		/* -ENOSYS without CONFIG_THREAD_NAME: the thread simply stays unnamed. */
+		(void)k_thread_name_set(tid, thread->name);
+	}
+	k_thread_start(tid);
+	*out = thread;
+	return 0;
+}
+
+int agent_thread_join(struct agent_thread *thread, uint32_t timeout_ms)
+{
+	int err;
+
+	if (!thread_is_valid(thread) || !thread->used) {
+		return -EINVAL;
+	}
+	err = k_thread_join(&thread->thread, timeout_from_ms(timeout_ms));
+	if (err == -EBUSY) {
+		/* k_thread_join() says -EBUSY for K_NO_WAIT; the port contract says -EAGAIN. */
+		return -EAGAIN;
+	}
+	if (err != 0) {
+		return err;
+	}
+
+	(void)k_mutex_lock(&agent_port_table_lock, K_FOREVER);
+	thread->used = false;
+	(void)k_mutex_unlock(&agent_port_table_lock);
+	return 0;
+}
+
+int agent_mutex_init(struct agent_mutex **out)
+{
+	int err = -ENOMEM;
+
+	if (out == NULL) {
+		return -EINVAL;
+	}
+	(void)k_mutex_lock(&agent_port_table_lock, K_FOREVER);
+	for (size_t i = 0; i < ZEPHYR_PORT_MUTEX_SLOTS; i++) {
+		struct agent_mutex *mutex = &mutex_table[i];
+
+		if (mutex->used) {
+			continue;
+		}
+		err = k_mutex_init(&mutex->mutex);
+		if (err == 0) {
+			mutex->used = true;
+			*out = mutex;
+		}
+		break;
+	}
+	(void)k_mutex_unlock(&agent_port_table_lock);
+	return err;
+}
+
+void agent_mutex_lock(struct agent_mutex *mutex)
+{
+	(void)k_mutex_lock(&mutex->mutex, K_FOREVER);
+}
+
+void agent_mutex_unlock(struct agent_mutex *mutex)
+{
+	(void)k_mutex_unlock(&mutex->mutex);
+}
+
+int agent_sem_init(struct agent_sem **out, unsigned int initial, unsigned int limit)
+{
+	int err = -ENOMEM;
+
+	if (out == NULL) {
+		return -EINVAL;
+	}
+	(void)k_mutex_lock(&agent_port_table_lock, K_FOREVER);
+	for (size_t i = 0; i < ZEPHYR_PORT_SEM_SLOTS; i++) {
+		struct agent_sem *sem = &sem_table[i];
+
+		if (sem->used) {
+			continue;
+		}
+		/* -EINVAL from the kernel for limit 0 or initial > limit. */
+		err = k_sem_init(&sem->sem, initial, limit);
+		if (err == 0) {
+			sem->used = true;
+			*out = sem;
+		}
+		break;
+	}
+	(void)k_mutex_unlock(&agent_port_table_lock);
+	return err;
+}
+
+int agent_sem_take(struct agent_sem *sem, uint32_t timeout_ms)
+{
+	int err = k_sem_take(&sem->sem, timeout_from_ms(timeout_ms));
+
+	/* k_sem_take() says -EBUSY for K_NO_WAIT; the port contract says -EAGAIN. */
+	return err == -EBUSY ? -EAGAIN : err;
+}
+
+void agent_sem_give(struct agent_sem *sem)
+{
+	k_sem_give(&sem->sem);
+}
+
+void agent_cancel_raise(struct agent_cancel *cancel)
+{
+	__atomic_store_n(&cancel->raised, 1, __ATOMIC_SEQ_CST);
+}
+
+void agent_cancel_reset(struct agent_cancel *cancel)
+{
+	__atomic_store_n(&cancel->raised, 0, __ATOMIC_SEQ_CST);
+}
+
+bool agent_cancel_is_raised(const struct agent_cancel *cancel)
+{
+	return __atomic_load_n(&cancel->raised, __ATOMIC_SEQ_CST) != 0;
+}

@@ -1,0 +1,21 @@
+/* Time and sleep of the Zephyr port. */
+#include <stdint.h>
+
+#include <zephyr/kernel.h>
+
+#include "agent_port.h"
+
+int64_t agent_uptime_ms(void)
+{
+	return k_uptime_get();
+}
+
+void agent_sleep_ms(uint32_t ms)
+{
+	/* k_msleep() takes an int32_t: sleep in steps so that large values do not wrap. */
+	while (ms > (uint32_t)INT32_MAX) {
+		(void)k_msleep(INT32_MAX);
+		ms -= (uint32_t)INT32_MAX;
+	}
+	(void)k_msleep((int32_t)ms);
+}

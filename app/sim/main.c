@@ -18,9 +18,8 @@
 #include "posix_port.h"
 #include "sim_shell.h"
 
-#define FLASH_DEFAULT_PATH  "flash.bin"
-#define FLASH_DEFAULT_BYTES (1024u * 1024u)
-#define FLASH_BLOCK_BYTES   4096u
+#define FLASH_DEFAULT_PATH "flash.bin"
+#define FLASH_MAX_BYTES    (256ul * 1024 * 1024)
 
 struct options {
 	const char *flash;
@@ -51,7 +50,7 @@ static void usage(FILE *out, const char *prog)
 		"                      stdin/stdout and print its path\n"
 		"  --version           print the version and exit\n"
 		"  --help              this text\n",
-		prog, FLASH_DEFAULT_PATH, FLASH_BLOCK_BYTES, FLASH_DEFAULT_BYTES);
+		prog, FLASH_DEFAULT_PATH, POSIX_FLASH_BLOCK_BYTES, POSIX_FLASH_DEFAULT_BYTES);
 }
 
 /* Accepts "--name=value" and "--name value". Returns the value or NULL. */
@@ -74,7 +73,7 @@ static const char *option_value(int argc, char **argv, int *i, const char *name)
 static int parse_options(int argc, char **argv, struct options *opt)
 {
 	opt->flash = FLASH_DEFAULT_PATH;
-	opt->flash_bytes = FLASH_DEFAULT_BYTES;
+	opt->flash_bytes = POSIX_FLASH_DEFAULT_BYTES;
 	for (int i = 1; i < argc; i++) {
 		const char *value;
 
@@ -93,13 +92,13 @@ static int parse_options(int argc, char **argv, struct options *opt)
 
 			errno = 0;
 			opt->flash_bytes = strtoul(value, &end, 0);
-			if (errno != 0 || *end != '\0' || opt->flash_bytes < 4 * FLASH_BLOCK_BYTES ||
-			    opt->flash_bytes % FLASH_BLOCK_BYTES != 0 ||
-			    opt->flash_bytes > 256ul * 1024 * 1024) {
+			if (errno != 0 || *end != '\0' || opt->flash_bytes < POSIX_FLASH_MIN_BYTES ||
+			    opt->flash_bytes % POSIX_FLASH_BLOCK_BYTES != 0 ||
+			    opt->flash_bytes > FLASH_MAX_BYTES) {
 				fprintf(stderr,
 					"error: --flash_size must be a multiple of %u from %u to "
 					"256 MiB\n",
-					FLASH_BLOCK_BYTES, 4 * FLASH_BLOCK_BYTES);
+					POSIX_FLASH_BLOCK_BYTES, POSIX_FLASH_MIN_BYTES);
 				return -EINVAL;
 			}
 		} else if ((value = option_value(argc, argv, &i, "--flash")) != NULL) {

@@ -214,7 +214,7 @@ int sim_shell_run(struct agent_console *console, int in_fd, bool reconnecting,
 		if ((pfd.revents & POLLIN) == 0) {
 			/* A pseudo terminal with no client hangs up until one attaches. */
 			if (reconnecting) {
-				usleep(POLL_PERIOD_MS * 1000);
+				agent_sleep_ms(POLL_PERIOD_MS);
 				continue;
 			}
 			return 0;
@@ -226,7 +226,7 @@ int sim_shell_run(struct agent_console *console, int in_fd, bool reconnecting,
 				continue;
 			}
 			if (errno == EIO && reconnecting) {
-				usleep(POLL_PERIOD_MS * 1000);
+				agent_sleep_ms(POLL_PERIOD_MS);
 				continue;
 			}
 			return -errno;

@@ -59,6 +59,8 @@ class SimDevice:
         # The banner was written before anyone was attached; ask for a fresh prompt.
         self.write(b"\r")
         self.read_until(PROMPT, timeout, start=mark)
+        # The banner may have waited in the pty's buffer with its own prompt: let both in.
+        self.drain()
         return self.transcript[mark:].decode(errors="replace")
 
     def _read_stdout_line(self, timeout: float) -> bytes:
@@ -105,6 +107,13 @@ class SimDevice:
     # -- console ---------------------------------------------------------------------------
     def write(self, data: bytes) -> None:
         os.write(self.fd, data)
+
+    def drain(self, quiet: float = 0.3) -> bytes:
+        """Read until the console has been silent for @quiet seconds."""
+        begin = len(self.transcript)
+        while select.select([self.fd], [], [], quiet)[0]:
+            self.transcript += os.read(self.fd, 4096)
+        return bytes(self.transcript[begin:])
 
     def read_until(self, pattern: bytes, timeout: float = 10.0, start: int | None = None) -> bytes:
         """Read until @pattern appears in the transcript after @start; return that part."""

@@ -41,8 +41,10 @@ BOUNDS: dict[str, tuple[int, str]] = {
     "AGENT_TOOL_DESCRIPTOR_BUF_SIZE": (6144, "Tool descriptor buffer: 6 KiB, allocated in PSRAM."),
     "AGENT_TOOL_BOOTSTRAP_COUNT": (
         3,
-        "At most three bootstrap plus five discovered tool schemas are serialized per "
-        "provider turn.",
+        (
+            "At most three bootstrap plus five discovered tool schemas are serialized per "
+            "provider turn."
+        ),
     ),
     "AGENT_TOOL_DISCOVERED_MAX": (5, "find and activate up to five installed tools"),
     "AGENT_TOOL_ARGS_MAX_LEN": (4095, "Tool arguments: 4095 bytes, held in PSRAM for a request."),
@@ -232,8 +234,11 @@ def test_bound_help_quotes_the_spec(kconf: kconfiglib.Kconfig, name: str) -> Non
 @pytest.mark.parametrize("name", sorted(BOUNDS))
 def test_bound_spec_value_is_inside_its_range(kconf: kconfiglib.Kconfig, name: str) -> None:
     sym = kconf.syms[name]
-    ranges = [(int(lo.str_value), int(hi.str_value)) for lo, hi, cond in sym.ranges
-              if kconfiglib.expr_value(cond)]
+    ranges = [
+        (int(lo.str_value), int(hi.str_value))
+        for lo, hi, cond in sym.ranges
+        if kconfiglib.expr_value(cond)
+    ]
     assert ranges, f"{name} has no range"
     for low, high in ranges:
         assert low <= BOUNDS[name][0] <= high
@@ -264,7 +269,7 @@ def test_configuration_value_defaults(kconf: kconfiglib.Kconfig, name: str) -> N
 
 def test_max_tools_default_range_follows_the_limit(kconf: kconfiglib.Kconfig) -> None:
     sym = kconf.syms["AGENT_MAX_TOOLS_DEFAULT"]
-    (low, high, _cond), = sym.ranges
+    ((low, high, _cond),) = sym.ranges
     assert low.str_value == "1"
     assert high is kconf.syms["AGENT_MAX_TOOLS_LIMIT"]
 
@@ -281,8 +286,11 @@ def test_every_app_symbol_has_help(kconf: kconfiglib.Kconfig) -> None:
 
 def test_standin_symbols_have_help(kconf: kconfiglib.Kconfig) -> None:
     standin = (STANDIN_DIR / "Kconfig.zephyr").resolve()
-    symbols = [s for s in kconf.unique_defined_syms
-               if any(_node_path(n).resolve() == standin for n in s.nodes)]
+    symbols = [
+        s
+        for s in kconf.unique_defined_syms
+        if any(_node_path(n).resolve() == standin for n in s.nodes)
+    ]
     assert {s.name for s in symbols} >= {"SHELL", "SETTINGS", "FILE_SYSTEM", "ESP_SPIRAM"}
     assert [s.name for s in symbols if not any(n.help for n in s.nodes)] == []
 
@@ -394,9 +402,9 @@ def test_header_compiles_into_the_expected_values(tmp_path: Path) -> None:
     src = tmp_path / "check.c"
     src.write_text(
         '#include "agent_autoconf.h"\n'
-        "_Static_assert(CONFIG_AGENT_PROMPT_MAX_LEN == 1023, \"prompt\");\n"
-        "_Static_assert(CONFIG_AGENT_MAX_TOOLS_LIMIT == 32, \"limit\");\n"
-        "_Static_assert(sizeof(CONFIG_AGENT_REASONING_DEFAULT) == sizeof(\"medium\"), \"s\");\n"
+        '_Static_assert(CONFIG_AGENT_PROMPT_MAX_LEN == 1023, "prompt");\n'
+        '_Static_assert(CONFIG_AGENT_MAX_TOOLS_LIMIT == 32, "limit");\n'
+        '_Static_assert(sizeof(CONFIG_AGENT_REASONING_DEFAULT) == sizeof("medium"), "s");\n'
         "int main(void) { return 0; }\n",
         encoding="utf-8",
     )
@@ -422,3 +430,19 @@ def test_kconfig_doc_lists_every_symbol(kconf: kconfiglib.Kconfig) -> None:
             assert default == f'"{sym.str_value}"', sym.name
         else:
             assert default == sym.str_value, sym.name
+
+
+def test_header_formats_every_symbol_type(tmp_path: Path) -> None:
+    """bool y -> 1, bool n -> absent, int -> decimal, hex -> 0x..., string -> C literal."""
+    tree = tmp_path / "Kconfig"
+    tree.write_text(
+        'config T_YES\n\tbool "y"\n\tdefault y\n'
+        'config T_NO\n\tbool "n"\n'
+        'config T_INT\n\tint "i"\n\tdefault -7\n'
+        'config T_HEX\n\thex "h"\n\tdefault 0x1F\n'
+        'config T_STR\n\tstring "s"\n\tdefault "a b"\n'
+        'config T_OFF\n\tint "off"\n\tdepends on T_NO\n\tdefault 3\n',
+        encoding="utf-8",
+    )
+    values = _parse_header(GEN.header_text(GEN.load(tree, [], STANDIN_DIR)))
+    assert values == {"T_YES": "1", "T_INT": "-7", "T_HEX": "0x1f", "T_STR": '"a b"'}

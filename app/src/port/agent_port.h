@@ -5,8 +5,11 @@
  * C standard library headers and its own headers, never an OS header.
  *
  * Conventions: functions return 0 or a positive count on success and a negative
- * errno value on failure, keeping the platform's own code. Handles are opaque and
- * come from fixed tables owned by the port; nothing here calls malloc.
+ * errno value on failure, keeping the platform's own code (so a full table may be
+ * -ENOMEM on one port and -ENFILE on another: test for "negative", not for a value).
+ * Handles are opaque and come from fixed tables owned by the port; nothing here calls
+ * malloc. Mutexes, semaphores and pools are made once at start-up and live for the
+ * rest of the run: there is no way to give their slots back.
  */
 #ifndef AGENT_PORT_H
 #define AGENT_PORT_H
@@ -58,6 +61,7 @@ int agent_thread_start(struct agent_thread **out, const char *name, size_t stack
 /** Wait for a thread to return; -EAGAIN after @p timeout_ms. Frees the slot on success. */
 int agent_thread_join(struct agent_thread *thread, uint32_t timeout_ms);
 
+/** Mutexes are recursive, as Zephyr's k_mutex is. */
 int agent_mutex_init(struct agent_mutex **out);
 void agent_mutex_lock(struct agent_mutex *mutex);
 void agent_mutex_unlock(struct agent_mutex *mutex);
@@ -67,7 +71,10 @@ int agent_sem_init(struct agent_sem **out, unsigned int initial, unsigned int li
 int agent_sem_take(struct agent_sem *sem, uint32_t timeout_ms);
 void agent_sem_give(struct agent_sem *sem);
 
-/** A cancellation flag that one thread raises and another polls (Esc ends a request). */
+/**
+ * A cancellation flag that one thread raises and another polls (Esc ends a request).
+ * Use only the functions below on it; they access the flag atomically.
+ */
 struct agent_cancel {
 	volatile int raised;
 };
@@ -102,7 +109,7 @@ struct agent_pool_stats {
 /**
  * Make a fixed-block pool over @p buffer (block_bytes * blocks bytes, 8-byte aligned,
  * block_bytes a multiple of 8). -EINVAL on bad geometry, -ENOMEM when the port's pool
- * table is full.
+ * table is full. @p name is kept, not copied: pass a string that outlives the pool.
  */
 int agent_pool_init(struct agent_pool **out, const char *name, void *buffer, size_t block_bytes,
 		    uint32_t blocks, enum agent_mem_class mem_class);
@@ -121,7 +128,10 @@ void agent_pool_foreach(agent_pool_visit_fn fn, void *user_data);
 
 /* ---- Filesystem --------------------------------------------------------------------------- */
 
-/* Same values as Zephyr's FS_O_* and FS_SEEK_*. */
+/*
+ * Same values as Zephyr's FS_O_* and FS_SEEK_*. Zephyr trees without FS_O_TRUNC get it
+ * from the Zephyr port as a truncate right after the open.
+ */
 #define AGENT_FS_O_READ   0x01
 #define AGENT_FS_O_WRITE  0x02
 #define AGENT_FS_O_RDWR   (AGENT_FS_O_READ | AGENT_FS_O_WRITE)
@@ -160,6 +170,7 @@ int agent_fs_open(struct agent_file **out, const char *path, unsigned int flags)
 int agent_fs_read(struct agent_file *file, void *buf, size_t len);
 /** Bytes written or a negative errno. */
 int agent_fs_write(struct agent_file *file, const void *buf, size_t len);
+/** 0 on success, as Zephyr's fs_seek. */
 int agent_fs_seek(struct agent_file *file, int32_t offset, int whence);
 int32_t agent_fs_tell(struct agent_file *file);
 int agent_fs_truncate(struct agent_file *file, uint32_t length);
@@ -192,13 +203,20 @@ int agent_fs_closedir(struct agent_dir *dir);
 
 /** Length of the stored value (copied up to @p len bytes), -ENOENT when absent. */
 int agent_settings_get(const char *key, void *buf, size_t len);
+/** A zero-length value deletes the key, as Zephyr's NVS and ZMS backends do. */
 int agent_settings_set(const char *key, const void *value, size_t len);
 /** 0 also when the key was absent. */
 int agent_settings_delete(const char *key);
 
-/** @p key is the full name; return non-zero to stop. */
+/**
+ * @p key is the full name; return non-zero to stop. The callback may read settings but
+ * must not set or delete any (collect the names, act after the walk).
+ */
 typedef int (*agent_settings_visit_fn)(const char *key, size_t value_len, void *user_data);
-/** Visit every key below @p subtree ("agent" visits "agent/..."). */
+/**
+ * Visit every key below @p subtree: "agent" visits "agent/x" but neither "agent" itself
+ * nor "agents/x". Returns 0 (also when stopped early) or a negative errno.
+ */
 int agent_settings_foreach(const char *subtree, agent_settings_visit_fn fn, void *user_data);
 
 /* ---- Console ------------------------------------------------------------------------------ */

@@ -11,6 +11,12 @@
 
 #define KEY_SETTING "agent/key"
 
+/* Every value must fit one settings record. */
+_Static_assert(CONFIG_AGENT_ENDPOINT_MAX_LEN <= AGENT_SETTINGS_VALUE_MAX, "endpoint too long");
+_Static_assert(CONFIG_AGENT_MODEL_MAX_LEN <= AGENT_SETTINGS_VALUE_MAX, "model too long");
+_Static_assert(CONFIG_AGENT_KEY_MAX_LEN <= AGENT_SETTINGS_VALUE_MAX, "key too long");
+_Static_assert(CONFIG_AGENT_USER_MAX_LEN <= AGENT_SETTINGS_VALUE_MAX, "user too long");
+
 static const char *const reasoning_names[AGENT_REASONING_COUNT] = {
 	"none", "minimal", "low", "medium", "high", "xhigh", "max",
 };

@@ -199,7 +199,7 @@ int agent_fs_closedir(struct agent_dir *dir);
  * the call returns 0.
  */
 #define AGENT_SETTINGS_KEY_MAX   63
-#define AGENT_SETTINGS_VALUE_MAX 512
+#define AGENT_SETTINGS_VALUE_MAX 256 /* Zephyr's SETTINGS_MAX_VAL_LEN */
 
 /** Length of the stored value (copied up to @p len bytes), -ENOENT when absent. */
 int agent_settings_get(const char *key, void *buf, size_t len);
@@ -223,8 +223,9 @@ int agent_settings_foreach(const char *subtree, agent_settings_visit_fn fn, void
 
 /*
  * The console a shell command was invoked from (on Zephyr a shell instance). Output is
- * written as is; a full-screen frontend or a hidden prompt takes raw input through a
- * bypass callback, which on Zephyr is shell_set_bypass().
+ * text (a NUL byte ends it on Zephyr); a full-screen frontend or a hidden prompt takes raw
+ * input through a bypass callback, which on Zephyr is shell_set_bypass(). When the bypass
+ * is cleared the shell takes input again.
  */
 struct agent_console;
 
@@ -235,7 +236,10 @@ int agent_console_write(struct agent_console *console, const char *data, size_t 
 /** Route raw input to @p fn until it is called again with NULL. */
 void agent_console_set_bypass(struct agent_console *console, agent_console_bypass_fn fn,
 			      void *user_data);
-/** Terminal size in characters; -ENOTSUP when unknown. */
+/**
+ * Terminal size in characters; -ENOTSUP when unknown. A port that cannot ask the terminal
+ * may answer its configured default (Zephyr: SHELL_DEFAULT_TERMINAL_WIDTH/HEIGHT).
+ */
 int agent_console_size(struct agent_console *console, uint16_t *cols, uint16_t *rows);
 
 /* ---- Board -------------------------------------------------------------------------------- */

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from agent_host import sim
 from agent_host.testing.sim_device import SimDevice
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from agent_host.testing.sim_device import SimDevice
 
 DEFAULT_STATUS = {

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from flash_image import read_file
-
 from agent_host.testing.sim_device import PROMPT, SimDevice
+from flash_image import read_file
 
 KEY_PROMPT = b"API key (hidden; Enter saves, Esc cancels): "
 DISPLAY_COMMANDS = ["agent status", "agent config", "agent help", "agent config endpoint",

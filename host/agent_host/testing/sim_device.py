@@ -15,6 +15,7 @@ import termios
 import time
 import tty
 from pathlib import Path
+from typing import BinaryIO
 
 from ..errors import DeviceError
 from ..sim import command
@@ -35,7 +36,7 @@ class SimDevice:
         self.pty_path = ""
         self.transcript = bytearray()  # every byte read from the console, for leak checks
         self._stderr_path = flash.with_suffix(".stderr")
-        self._stderr = None
+        self._stderr: BinaryIO | None = None
 
     # -- life cycle ------------------------------------------------------------------------
     def start(self, timeout: float = 15.0) -> str:

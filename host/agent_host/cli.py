@@ -20,8 +20,8 @@ def _cmd_sim(args: argparse.Namespace) -> int:
     return 0  # not reached
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="agent-host", description=__doc__)
+def build_parser(prog: str = "agent-host") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     p_sim = sub.add_parser("sim", help="build and start the simulator with the agent shell")
@@ -37,12 +37,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: list[str] | None = None, prog: str = "agent-host") -> int:
+    """Run the command line; returns the exit status (argparse exits 2 on usage errors)."""
+    args = build_parser(prog).parse_args(argv)
     try:
         return int(args.run(args))
     except AgentHostError as err:
-        print(f"agent-host: {err}", file=sys.stderr)
+        print(f"{prog}: {err}", file=sys.stderr)
         return 1
 
 

@@ -29,6 +29,7 @@ enum esc_state {
 struct line_editor {
 	char text[LINE_MAX_BYTES + 1];
 	size_t len;
+	bool overflow; /* characters were refused: the line is not run */
 	enum esc_state esc;
 	bool after_cr;
 };
@@ -133,8 +134,16 @@ static bool edit(struct agent_console *console, struct line_editor *ed, uint8_t 
 		ed->after_cr = c == '\r';
 		agent_puts(console, "\n");
 		ed->text[ed->len] = '\0';
-		execute(console, ed->text);
+		if (ed->overflow) {
+			agent_printf(console, "line too long (at most %d bytes); not run\n",
+				     LINE_MAX_BYTES);
+		} else {
+			execute(console, ed->text);
+		}
+		/* The line may have held a key: leave nothing of it behind. */
+		memset(ed->text, 0, sizeof(ed->text));
 		ed->len = 0;
+		ed->overflow = false;
 		return true;
 	case 0x1b:
 		ed->esc = ESC_START;
@@ -142,12 +151,14 @@ static bool edit(struct agent_console *console, struct line_editor *ed, uint8_t 
 	case 0x03: /* Ctrl-C: abandon the line */
 		agent_puts(console, "^C\n");
 		ed->len = 0;
+		ed->overflow = false;
 		return true;
 	case 0x15: /* Ctrl-U: erase the line */
 		while (ed->len > 0) {
 			ed->len--;
 			agent_puts(console, "\b \b");
 		}
+		ed->overflow = false;
 		return false;
 	case 0x08:
 	case 0x7f:
@@ -161,6 +172,7 @@ static bool edit(struct agent_console *console, struct line_editor *ed, uint8_t 
 			return false;
 		}
 		if (ed->len == LINE_MAX_BYTES) {
+			ed->overflow = true;
 			agent_puts(console, "\a");
 			return false;
 		}
@@ -234,17 +246,20 @@ int sim_shell_run(struct agent_console *console, int in_fd, bool reconnecting,
 		if (n == 0) {
 			return 0;
 		}
-		for (size_t i = 0; i < (size_t)n; i++) {
+		for (size_t i = 0; i < (size_t)n;) {
 			bypass_check(console, &ed, &was_bypassed);
 			if (was_bypassed) {
-				/* The callback takes the rest of the chunk. */
-				posix_console_deliver(console, buf + i, (size_t)n - i);
-				break;
+				/* What the callback leaves goes to the line editor once it is done. */
+				i += posix_console_deliver(console, buf + i, (size_t)n - i);
+				continue;
 			}
 			if (edit(console, &ed, buf[i]) && !posix_console_bypassed(console)) {
 				prompt(console);
 			}
+			i++;
 		}
+		/* The chunk may have held a key typed at the hidden prompt. */
+		memset(buf, 0, sizeof(buf));
 		bypass_check(console, &ed, &was_bypassed);
 	}
 	return 0;

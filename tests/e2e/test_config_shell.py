@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from agent_host.testing.sim_device import SimDevice
+from flash_image import read_file
 
 DEFAULT_STATUS = {
     "endpoint": "(not set)",
@@ -138,6 +139,7 @@ BAD_INPUT = [
     ("agent config endpoint https://example.com/v1/responses#x", "agent: endpoint must not contain a fragment (#); nothing changed"),
     ("agent config endpoint https://example.com/v1/{x}", "agent: endpoint contains a character that is not allowed in a URL; nothing changed"),
     ("agent config endpoint http://[::1/v1/responses", "agent: endpoint has a malformed IPv6 address; nothing changed"),
+    ("agent config endpoint http://.-/v1/responses", "agent: endpoint host needs a letter or a digit; nothing changed"),
     ("agent config endpoint https://example.com/" + "a" * 237, "agent: endpoint is too long (at most 255 bytes); nothing changed"),
     ("agent config model " + "m" * 128, "agent: model is too long (at most 127 bytes); nothing changed"),
     ("agent config model ''", "agent: model is empty; nothing changed"),
@@ -163,6 +165,19 @@ def test_bad_input_changes_nothing(sims, cmd: str, error: str) -> None:
     assert status(dut) == before
     dut = sims.restart(dut)
     assert status(dut) == before
+    # `status` only says whether a key is set: check the stored key itself.
+    dut.stop()
+    settings = read_file(sims.flash, ".settings")
+    assert b"sk-keep-me" in settings
+    refused = cmd.split(" ", 3)[3].strip("'").encode() if cmd.startswith("agent config key ") else b""
+    assert refused == b"" or refused not in settings
+
+
+def test_overlong_line_is_not_run(dut: SimDevice) -> None:
+    line = "agent config model " + "m" * 1100
+    out = dut.exec_command(line, timeout=20)
+    assert out == ["line too long (at most 1087 bytes); not run"]
+    assert status(dut)["model"] == "(not set)"
 
 
 def test_longest_values_accepted(dut: SimDevice) -> None:

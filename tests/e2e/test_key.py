@@ -95,3 +95,20 @@ def test_key_clear(sims) -> None:
 def test_shell_works_after_hidden_prompt(dut: SimDevice) -> None:
     hidden_entry(dut, b"sk-abc\r\n")
     assert dut.exec_command("agent config model m1") == ["model set to m1"]
+
+
+def test_input_after_the_key_in_one_write_reaches_the_shell(sims) -> None:
+    dut = sims.start()
+    mark = len(dut.transcript)
+    dut.write(b"agent config key\rsk-pasted\r\nagent config model m2\r")
+    out = dut.read_until(b"model set to m2", start=mark)
+    assert b"key set" in out and b"sk-pasted" not in out
+    assert key_state(dut) == "key:       set"
+
+
+def test_cursor_key_cancels_without_typing_into_the_shell(dut: SimDevice) -> None:
+    mark = len(dut.transcript)
+    dut.write(b"agent config key\rab\x1b[Aagent status\r")
+    out = dut.read_until(b"user:      user", start=mark).decode()
+    assert "cancelled; key unchanged" in out
+    assert "[Aagent" not in out and "command not found" not in out

@@ -44,6 +44,16 @@ def test_stdin_stdout_console_and_new_image(sim_exe: Path, tmp_path: Path) -> No
     assert fs.context.in_size // BLOCK_BYTES == 16
 
 
+def test_piped_lines_after_the_hidden_key_prompt(sim_exe: Path, tmp_path: Path) -> None:
+    image = tmp_path / "p.bin"
+    result = run(sim_exe, f"--flash={image}",
+                 stdin=b"agent config key\rsk-piped\ragent config model m\ragent status\r")
+    out = result.stdout.decode()
+    assert result.returncode == 0
+    assert "key set" in out and "model set to m" in out and "key:       set" in out
+    assert "sk-piped" not in out
+
+
 def test_flash_erase_starts_over(sim_exe: Path, tmp_path: Path) -> None:
     image = tmp_path / "f.bin"
     run(sim_exe, f"--flash={image}", stdin=b"agent config model keep\r")

@@ -102,7 +102,7 @@ static void test_endpoint_forms(void **state)
 		"http://a:65536/x", "http://a:123456/x", "http://u@a/x", "http://[]/x",
 		"http://[::1/x", "http://[::g]/x", "http://[::1]x/x", "http://a b/x",
 		"http://a/x y", "http://a/x\ty", "http://a/x#f", "http://a/x|y", "http://a/x\"",
-		"http://a\x7f/x", "http://é/x",
+		"http://a\x7f/x", "http://é/x", "http://./x", "http://-/x", "http://.-_:80/x",
 	};
 	const char *why;
 

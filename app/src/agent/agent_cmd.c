@@ -12,7 +12,8 @@
 #include "agent_version.h"
 
 static struct agent_config config;
-static bool initialised;
+/* Why the stored configuration could not be loaded at boot, or 0. */
+static int load_error;
 
 struct agent_config *agent_cmd_config(void)
 {
@@ -21,10 +22,11 @@ struct agent_config *agent_cmd_config(void)
 
 int agent_init(void)
 {
-	int err = agent_config_load(&config);
-
-	initialised = err == 0;
-	return err;
+	/* On failure the defaults stay in place and the commands still run: `forget` or a
+	 * fresh `config` may be what repairs the store.
+	 */
+	load_error = agent_config_load(&config);
+	return load_error;
 }
 
 static int cmd_status(struct agent_console *console, int argc, char **argv)
@@ -49,6 +51,10 @@ static int cmd_status(struct agent_console *console, int argc, char **argv)
 	agent_printf(console, "max-tools: %s\n",
 		     agent_config_show(&config, "max-tools", number, sizeof(number)));
 	agent_printf(console, "user:      %s\n", config.user);
+	if (load_error != 0) {
+		agent_printf(console, "settings:  could not be loaded at boot (error %d)\n",
+			     load_error);
+	}
 	if (config.invalid_loaded != 0) {
 		agent_printf(console, "settings:  %u stored value(s) were invalid; defaults used\n",
 			     (unsigned int)config.invalid_loaded);
@@ -91,10 +97,6 @@ static void print_help(struct agent_console *console)
 
 int agent_cmd_exec(struct agent_console *console, int argc, char **argv)
 {
-	if (!initialised) {
-		agent_error(console, "configuration could not be loaded at boot; see the log");
-		return -EIO;
-	}
 	if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "--help") == 0) {
 		print_help(console);

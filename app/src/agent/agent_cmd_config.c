@@ -77,21 +77,38 @@ static void secret_finish(struct agent_console *console, bool save)
 	wipe(&secret, sizeof(secret));
 }
 
-static void secret_input(struct agent_console *console, const uint8_t *data, size_t len,
-			 void *user_data)
+/*
+ * A cursor or function key (ESC [ ... final byte) cancels like Esc; its remaining bytes
+ * must not reach the shell as typed text.
+ */
+static size_t csi_length(const uint8_t *rest, size_t len, uint8_t first)
+{
+	if (first != 0x1b || len == 0 || rest[0] != '[') {
+		return 0;
+	}
+	for (size_t i = 1; i < len; i++) {
+		if (rest[i] >= 0x40 && rest[i] <= 0x7e) {
+			return i + 1;
+		}
+	}
+	return len;
+}
+
+static size_t secret_input(struct agent_console *console, const uint8_t *data, size_t len,
+			   void *user_data)
 {
 	(void)user_data;
 	for (size_t i = 0; i < len; i++) {
 		uint8_t c = data[i];
 
 		if (c == '\r' || c == '\n') {
-			/* Whatever followed Enter in this chunk is dropped with the prompt. */
+			/* What follows Enter is the shell's again. */
 			secret_finish(console, true);
-			return;
+			return i + 1;
 		}
 		if (c == 0x1b || c == 0x03) { /* Esc or Ctrl-C */
 			secret_finish(console, false);
-			return;
+			return i + 1 + csi_length(data + i + 1, len - i - 1, c);
 		}
 		if (c == 0x7f || c == 0x08) {
 			if (secret.typed > 0) {
@@ -112,6 +129,7 @@ static void secret_input(struct agent_console *console, const uint8_t *data, siz
 		secret.typed++;
 		agent_puts(console, "*");
 	}
+	return len;
 }
 
 static int key_command(struct agent_console *console, int argc, char **argv)

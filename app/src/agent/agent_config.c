@@ -88,7 +88,10 @@ static int check_host(const char *host, size_t len, const char **why)
 		}
 		i++;
 	} else {
+		bool named = false;
+
 		while (i < len && host[i] != ':') {
+			named = named || is_alnum(host[i]);
 			if (!is_alnum(host[i]) && host[i] != '-' && host[i] != '.' &&
 			    host[i] != '_') {
 				*why = "endpoint host may only contain letters, digits, '-', '.' and "
@@ -99,6 +102,10 @@ static int check_host(const char *host, size_t len, const char **why)
 		}
 		if (i == 0) {
 			*why = "endpoint has no host";
+			return -EINVAL;
+		}
+		if (!named) {
+			*why = "endpoint host needs a letter or a digit";
 			return -EINVAL;
 		}
 	}

@@ -10,7 +10,7 @@
 #define AGENT_PRINTF_LIKE(f, a)
 #endif
 
-/** printf to the console; output longer than one line buffer is written in pieces. */
+/** printf to the console; output longer than 319 bytes is cut and ends the line. */
 void agent_printf(struct agent_console *console, const char *fmt, ...) AGENT_PRINTF_LIKE(2, 3);
 
 /** Write a NUL-terminated string as is. */

@@ -229,8 +229,14 @@ int agent_settings_foreach(const char *subtree, agent_settings_visit_fn fn, void
  */
 struct agent_console;
 
-typedef void (*agent_console_bypass_fn)(struct agent_console *console, const uint8_t *data,
-					size_t len, void *user_data);
+/*
+ * Returns how many of the @p len bytes it took. A callback that ends the bypass (by
+ * setting NULL) returns the bytes up to and including the one that ended it; the POSIX
+ * port gives the rest back to the shell, while Zephyr's shell drops the rest of that
+ * chunk (at most 16 bytes, and only when input arrives faster than typing).
+ */
+typedef size_t (*agent_console_bypass_fn)(struct agent_console *console, const uint8_t *data,
+					  size_t len, void *user_data);
 
 int agent_console_write(struct agent_console *console, const char *data, size_t len);
 /** Route raw input to @p fn until it is called again with NULL. */

@@ -129,8 +129,10 @@ size_t posix_console_deliver(struct agent_console *console, const uint8_t *data,
 		return 0;
 	}
 	/* Called unlocked: the callback writes to the console and may clear the bypass. */
-	fn(console, data, len, user_data);
-	return len;
+	size_t taken = fn(console, data, len, user_data);
+
+	/* A callback that took nothing would stall the reader: count one byte as taken. */
+	return taken == 0 && len > 0 ? 1 : (taken > len ? len : taken);
 }
 
 int agent_console_size(struct agent_console *console, uint16_t *cols, uint16_t *rows)

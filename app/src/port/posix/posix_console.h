@@ -22,7 +22,7 @@ int posix_console_open_pty(char *name, size_t len);
 
 /**
  * Hand @p data to the bypass callback when one is set. Returns the number of bytes it
- * consumed: all of them while bypassed, 0 when no bypass is set.
+ * took (at least 1, unless @p len is 0), or 0 when no bypass is set.
  */
 size_t posix_console_deliver(struct agent_console *console, const uint8_t *data, size_t len);
 

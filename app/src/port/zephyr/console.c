@@ -85,9 +85,12 @@ static void deliver(struct agent_console *console, uint8_t *data, size_t len)
 	fn = console->bypass;
 	user_data = console->bypass_user_data;
 	k_spin_unlock(&console_lock, key);
-	/* Called unlocked: the callback writes to the console and may clear the bypass. */
+	/*
+	 * Called unlocked: the callback writes to the console and may clear the bypass. What
+	 * it leaves of the chunk cannot be handed back to the shell, so it is dropped.
+	 */
 	if (fn != NULL) {
-		fn(console, data, len, user_data);
+		(void)fn(console, data, len, user_data);
 	}
 }
 

@@ -97,7 +97,7 @@ static void deliver(struct agent_console *console, uint8_t *data, size_t len)
 #if SHELL_BYPASS_HAS_USER_DATA
 static void bypass_trampoline(const struct shell *sh, uint8_t *data, size_t len, void *user_data)
 {
-	ARG_UNUSED(sh);
+	(void)sh;
 	deliver(user_data, data, len);
 }
 #else

@@ -197,8 +197,8 @@ static int collect_cb(const char *name_key, size_t len, settings_read_cb read_cb
 	size_t rel_len;
 	size_t full_len;
 
-	ARG_UNUSED(read_cb);
-	ARG_UNUSED(cb_arg);
+	(void)read_cb;
+	(void)cb_arg;
 	if (name_key == NULL || len == 0u) {
 		return 0;
 	}

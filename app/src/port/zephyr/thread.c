@@ -66,8 +66,8 @@ static void thread_entry(void *p1, void *p2, void *p3)
 {
 	struct agent_thread *thread = p1;
 
-	ARG_UNUSED(p2);
-	ARG_UNUSED(p3);
+	(void)p2;
+	(void)p3;
 	thread->fn(thread->user_data);
 }
 

@@ -1,8 +1,8 @@
 /*
  * Block bookkeeping for fixed-block pools, shared by the POSIX and Zephyr ports so that both
- * report the same statistics and catch the same misuse. It only keeps books: the port owns
- * the buffer, the table of pools and the lock, and calls these functions with the lock held.
- * Standard C only, no OS header.
+ * report the same statistics and catch the same misuse. pool_table.c keeps the table of
+ * pools on top of it and implements the agent_pool_* calls of agent_port.h; each port only
+ * supplies the lock (agent_port_pool_lock/unlock). Standard C only, no OS header.
  */
 #ifndef AGENT_POOL_BOOK_H
 #define AGENT_POOL_BOOK_H
@@ -19,6 +19,16 @@ extern "C" {
 /* A bitmap of this many bits bounds the pool; larger pools are refused at init. */
 #define AGENT_POOL_BOOK_MAX_BLOCKS 256u
 #define AGENT_POOL_BOOK_ALIGN      8u
+
+/* Pools one build can have (agent_pool_init returns -ENOMEM past this). */
+#define AGENT_POOL_SLOTS 16
+
+/* Supplied by each port: one lock around the pool table, taken from threads only. */
+void agent_port_pool_lock(void);
+void agent_port_pool_unlock(void);
+
+/* Forget every pool (host tests only; no pool may be in use). */
+void agent_pool_table_reset(void);
 
 struct agent_pool_book {
 	uintptr_t base;

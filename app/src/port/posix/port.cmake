@@ -4,8 +4,8 @@
 #   AGENT_REPO_DIR  root of this repository
 #   LITTLEFS_DIR    littlefs sources (lfs.c, lfs_util.c, bd/), as printed by
 #                   scripts/fetch_littlefs.py
-# It defines the static library target agent_port_posix: every posix/*.c, the shared pool
-# bookkeeping and littlefs with its emulated block device (for power-loss tests). Linking
+# It defines the static library target agent_port_posix: every posix/*.c, the parts both
+# ports share (pool books and table, cancellation flags) and littlefs with its emulated block device (for power-loss tests). Linking
 # it gives the include directories app/src/port, app/src/port/posix, LITTLEFS_DIR and
 # LITTLEFS_DIR/bd, Threads::Threads, and the compile definition LFS_NO_MALLOC, under which
 # littlefs needs caller buffers (lfs_file_opencfg with lfs_file_config.buffer). Warning
@@ -37,6 +37,8 @@ file(GLOB AGENT_PORT_POSIX_SOURCES CONFIGURE_DEPENDS "${AGENT_PORT_POSIX_DIR}/*.
 add_library(agent_port_posix STATIC
   ${AGENT_PORT_POSIX_SOURCES}
   "${AGENT_REPO_DIR}/app/src/port/pool_book.c"
+  "${AGENT_REPO_DIR}/app/src/port/pool_table.c"
+  "${AGENT_REPO_DIR}/app/src/port/cancel.c"
   ${AGENT_LITTLEFS_SOURCES}
 )
 

@@ -12,7 +12,6 @@
 /* Fixed table sizes; the POSIX port uses the same numbers (posix_port.h). */
 #define ZEPHYR_PORT_MUTEX_SLOTS 16
 #define ZEPHYR_PORT_SEM_SLOTS   16
-#define ZEPHYR_PORT_POOL_SLOTS  16
 /* Open files and directories at once; keep CONFIG_FS_LITTLEFS_NUM_FILES/DIRS at least this. */
 #define ZEPHYR_PORT_FILE_SLOTS  8
 #define ZEPHYR_PORT_DIR_SLOTS   4

@@ -39,6 +39,7 @@ add_library(agent_port_posix STATIC
   "${AGENT_REPO_DIR}/app/src/port/pool_book.c"
   "${AGENT_REPO_DIR}/app/src/port/pool_table.c"
   "${AGENT_REPO_DIR}/app/src/port/cancel.c"
+  "${AGENT_REPO_DIR}/app/src/port/settings_names.c"
   ${AGENT_LITTLEFS_SOURCES}
 )
 

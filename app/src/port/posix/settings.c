@@ -21,6 +21,7 @@
 
 #include "agent_port.h"
 #include "posix_fs_internal.h"
+#include "settings_names.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -91,31 +92,6 @@ static uint32_t settings_crc32(uint32_t crc, const uint8_t *data, size_t len)
 	return ~crc;
 }
 
-static bool settings_key_char_ok(char c)
-{
-	return c > ' ' && c <= '~' && c != '=';
-}
-
-/* Length of a valid key (1..AGENT_SETTINGS_KEY_MAX), or -EINVAL. */
-static int settings_key_len(const char *key)
-{
-	size_t len;
-
-	if (key == NULL) {
-		return -EINVAL;
-	}
-	len = strnlen(key, AGENT_SETTINGS_KEY_MAX + 1u);
-	if (len == 0u || len > AGENT_SETTINGS_KEY_MAX) {
-		return -EINVAL;
-	}
-	for (size_t i = 0; i < len; i++) {
-		if (!settings_key_char_ok(key[i])) {
-			return -EINVAL;
-		}
-	}
-	return (int)len;
-}
-
 /* Bytes read: fewer than @p len only at the end of the file. */
 static int settings_read_full(struct agent_file *file, void *buf, size_t len)
 {
@@ -179,7 +155,7 @@ static int settings_read_record(struct agent_file *file, struct settings_record 
 	}
 	rec->key[rec->key_len] = '\0';
 	/* A writer with another notion of keys is not this format: stop as for corruption. */
-	if (settings_key_len(rec->key) != (int)rec->key_len) {
+	if (agent_settings_key_len(rec->key) != (int)rec->key_len) {
 		return 0;
 	}
 	return 1;
@@ -344,7 +320,7 @@ static int settings_change(const char *key, const void *value, size_t len)
 	int key_len;
 	int ret;
 
-	key_len = settings_key_len(key);
+	key_len = agent_settings_key_len(key);
 	if (key_len < 0) {
 		return key_len;
 	}
@@ -388,7 +364,7 @@ int agent_settings_get(const char *key, void *buf, size_t len)
 {
 	int ret;
 
-	ret = settings_key_len(key);
+	ret = agent_settings_key_len(key);
 	if (ret < 0) {
 		return ret;
 	}
@@ -421,21 +397,11 @@ int agent_settings_foreach(const char *subtree, agent_settings_visit_fn fn, void
 	if (fn == NULL) {
 		return -EINVAL;
 	}
-	if (subtree != NULL) {
-		sub_len = strnlen(subtree, AGENT_SETTINGS_KEY_MAX + 1u);
-		/* "agent/" names the same subtree as "agent". */
-		while (sub_len > 0u && subtree[sub_len - 1u] == '/') {
-			sub_len--;
-		}
-		if (sub_len > AGENT_SETTINGS_KEY_MAX) {
-			return -EINVAL;
-		}
-		for (size_t i = 0; i < sub_len; i++) {
-			if (!settings_key_char_ok(subtree[i])) {
-				return -EINVAL;
-			}
-		}
+	ret = agent_settings_subtree_len(subtree);
+	if (ret < 0) {
+		return ret;
 	}
+	sub_len = (size_t)ret;
 
 	settings_enter();
 	if (!posix_fs_is_mounted()) {

@@ -25,6 +25,7 @@
 #include <zephyr/settings/settings.h>
 
 #include "agent_port.h"
+#include "settings_names.h"
 #include "zephyr_port.h"
 
 _Static_assert(AGENT_SETTINGS_KEY_MAX < SETTINGS_MAX_NAME_LEN,
@@ -63,31 +64,6 @@ static size_t bounded_len(const char *s, size_t max)
 		len++;
 	}
 	return len;
-}
-
-static bool key_char_ok(char c)
-{
-	return c > ' ' && c <= '~' && c != '=';
-}
-
-/* Length of a valid key (1..AGENT_SETTINGS_KEY_MAX), or -EINVAL. */
-static int key_len(const char *key)
-{
-	size_t len;
-
-	if (key == NULL) {
-		return -EINVAL;
-	}
-	len = bounded_len(key, AGENT_SETTINGS_KEY_MAX + 1u);
-	if (len == 0u || len > AGENT_SETTINGS_KEY_MAX) {
-		return -EINVAL;
-	}
-	for (size_t i = 0; i < len; i++) {
-		if (!key_char_ok(key[i])) {
-			return -EINVAL;
-		}
-	}
-	return (int)len;
 }
 
 int zephyr_settings_init(void)
@@ -130,7 +106,7 @@ static int get_cb(const char *name_key, size_t len, settings_read_cb read_cb, vo
 int agent_settings_get(const char *key, void *buf, size_t len)
 {
 	struct get_ctx ctx = {.buf = buf, .len = len, .ret = -ENOENT};
-	int err = key_len(key);
+	int err = agent_settings_key_len(key);
 
 	if (err < 0) {
 		return err;
@@ -150,7 +126,7 @@ int agent_settings_get(const char *key, void *buf, size_t len)
 
 static int change(const char *key, const void *value, size_t len)
 {
-	int err = key_len(key);
+	int err = agent_settings_key_len(key);
 
 	if (err < 0) {
 		return err;
@@ -234,27 +210,15 @@ int agent_settings_foreach(const char *subtree, agent_settings_visit_fn fn, void
 	if (fn == NULL) {
 		return -EINVAL;
 	}
-	if (subtree != NULL) {
-		size_t sub_len = bounded_len(subtree, AGENT_SETTINGS_KEY_MAX + 1u);
-
-		/* "agent/" names the same subtree as "agent". */
-		while (sub_len > 0u && subtree[sub_len - 1u] == '/') {
-			sub_len--;
-		}
-		if (sub_len > AGENT_SETTINGS_KEY_MAX) {
-			return -EINVAL;
-		}
-		for (size_t i = 0; i < sub_len; i++) {
-			if (!key_char_ok(subtree[i])) {
-				return -EINVAL;
-			}
-		}
-		if (sub_len > 0u) {
-			memcpy(sub, subtree, sub_len);
-			sub[sub_len] = '\0';
-			ctx.subtree = sub;
-			ctx.sub_len = sub_len;
-		}
+	err = agent_settings_subtree_len(subtree);
+	if (err < 0) {
+		return err;
+	}
+	if (err > 0) {
+		ctx.sub_len = (size_t)err;
+		memcpy(sub, subtree, ctx.sub_len);
+		sub[ctx.sub_len] = '\0';
+		ctx.subtree = sub;
 	}
 
 	(void)k_mutex_lock(&agent_port_settings_lock, K_FOREVER);

@@ -1,0 +1,20 @@
+/*
+ * The rules for settings names, shared by both ports' settings stores so that a name the
+ * simulator accepts is one the firmware accepts. Standard C only, no OS header.
+ */
+#ifndef AGENT_SETTINGS_NAMES_H
+#define AGENT_SETTINGS_NAMES_H
+
+/**
+ * Length of a valid key: 1 to AGENT_SETTINGS_KEY_MAX visible ASCII characters other than
+ * '='. -EINVAL otherwise (NULL included).
+ */
+int agent_settings_key_len(const char *key);
+
+/**
+ * Length of a subtree name without trailing '/' ("agent/" names the same subtree as
+ * "agent"); 0 for NULL or "" (every key). -EINVAL for a name no key could start with.
+ */
+int agent_settings_subtree_len(const char *subtree);
+
+#endif /* AGENT_SETTINGS_NAMES_H */

@@ -3,6 +3,7 @@
  * store on a LittleFS image: validation at the bounds, persistence, nothing changed on
  * failure, invalid stored values, forget.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,28 +19,24 @@
 #include "agent_port.h"
 #include "posix/posix_port.h"
 
-#define IMAGE "test_config.bin"
+#include "flash_fixture.h"
 
 static int setup(void **state)
 {
 	(void)state;
-	remove(IMAGE);
-	assert_int_equal(posix_flash_mount(IMAGE, 64u * 4096u, true), 0);
-	return 0;
+	return flash_fixture_setup("test_config");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	assert_int_equal(posix_flash_unmount(), 0);
-	remove(IMAGE);
-	return 0;
+	return flash_fixture_teardown();
 }
 
 static void remount(void)
 {
 	assert_int_equal(posix_flash_unmount(), 0);
-	assert_int_equal(posix_flash_mount(IMAGE, 0, false), 0);
+	assert_int_equal(posix_flash_mount(image_path, 0, false), 0);
 }
 
 static void fill(char *buf, char c, size_t n)

@@ -25,29 +25,18 @@
 #include "agent_port.h"
 #include "posix/posix_port.h"
 
-#define IMAGE_BYTES (256u * 1024u)
-
-static char scratch_dir[64];
-static char image_path[96];
+#include "flash_fixture.h"
 
 static int setup(void **state)
 {
 	(void)state;
-	strcpy(scratch_dir, "test_fs_XXXXXX");
-	if (mkdtemp(scratch_dir) == NULL) {
-		return -1;
-	}
-	snprintf(image_path, sizeof(image_path), "%s/flash.bin", scratch_dir);
-	return posix_flash_mount(image_path, IMAGE_BYTES, false);
+	return flash_fixture_setup("test_fs");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	/* A test that failed half-way may leave the image unmounted already. */
-	(void)posix_flash_unmount();
-	unlink(image_path);
-	return rmdir(scratch_dir);
+	return flash_fixture_teardown();
 }
 
 static void write_file(const char *path, const char *text)

@@ -24,32 +24,23 @@
 #include "agent_port.h"
 #include "posix/posix_port.h"
 
-#define IMAGE_BYTES     (256u * 1024u)
 #define SETTINGS_FILE   "/lfs/.settings"
 #define SETTINGS_TMP    "/lfs/.settings.tmp"
 #define HEADER_BYTES    8u
 #define RECORD_OVERHEAD 7u /* key length, value length (2), CRC-32 (4) */
 
-static char scratch_dir[64];
-static char image_path[96];
+#include "flash_fixture.h"
 
 static int setup(void **state)
 {
 	(void)state;
-	strcpy(scratch_dir, "test_settings_XXXXXX");
-	if (mkdtemp(scratch_dir) == NULL) {
-		return -1;
-	}
-	snprintf(image_path, sizeof(image_path), "%s/flash.bin", scratch_dir);
-	return posix_flash_mount(image_path, IMAGE_BYTES, false);
+	return flash_fixture_setup("test_settings");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	(void)posix_flash_unmount();
-	unlink(image_path);
-	return rmdir(scratch_dir);
+	return flash_fixture_teardown();
 }
 
 static void remount(void)

@@ -248,6 +248,31 @@ void agent_console_set_bypass(struct agent_console *console, agent_console_bypas
  */
 int agent_console_size(struct agent_console *console, uint16_t *cols, uint16_t *rows);
 
+/* ---- Network stream ------------------------------------------------------------------------ */
+
+/*
+ * One TCP connection, optionally TLS. TLS always verifies the peer: the chain against the
+ * CA bundle compiled into the image (plus, on the simulator, a CA file given at start) and
+ * the host name against the certificate. Every call that waits polls @p cancel often
+ * enough that a raised flag ends it within about 100 ms.
+ *
+ * Errors: -EHOSTUNREACH (name not resolved), -ECONNREFUSED, -ETIMEDOUT (no progress within
+ * the timeout), -ECANCELED (cancel raised), -EACCES (TLS: certificate or host name not
+ * trusted), -ECONNABORTED (other TLS failure), -ECONNRESET (peer reset), -ENOMEM (no
+ * connection slot), or the platform's own code.
+ */
+struct agent_net;
+
+int agent_net_connect(struct agent_net **out, const char *host, uint16_t port, bool tls,
+		      uint32_t timeout_ms, const struct agent_cancel *cancel);
+/** Send all of @p len bytes, or fail. */
+int agent_net_send(struct agent_net *net, const void *data, size_t len, uint32_t timeout_ms,
+		   const struct agent_cancel *cancel);
+/** Bytes received (> 0), 0 when the peer closed the stream in order, or a negative errno. */
+int agent_net_recv(struct agent_net *net, void *buf, size_t len, uint32_t timeout_ms,
+		   const struct agent_cancel *cancel);
+void agent_net_close(struct agent_net *net);
+
 /* ---- Board -------------------------------------------------------------------------------- */
 
 /** Board target name, such as "esp32s3_devkitc/esp32s3/procpu" or "host_sim". */

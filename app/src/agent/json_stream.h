@@ -1,0 +1,110 @@
+/*
+ * Incremental JSON tokenizer: input in chunks split anywhere, no recursion, bounded depth,
+ * and no buffer for strings: string values are handed on in unescaped UTF-8 fragments as
+ * they arrive, so a value of any length needs only this struct. Keys (up to JSON_KEY_MAX
+ * bytes) and numbers (up to JSON_NUMBER_MAX bytes) are kept whole, and the path from the
+ * root to the current value can be matched with json_stream_path_is().
+ */
+#ifndef AGENT_JSON_STREAM_H
+#define AGENT_JSON_STREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define JSON_STREAM_DEPTH_MAX 32 /* nesting of objects and arrays */
+#define JSON_KEY_MAX	      47 /* longer keys are kept cut and never match a path */
+#define JSON_NUMBER_MAX	      39 /* longer numbers are an error (-E2BIG) */
+
+enum json_token {
+	JSON_OBJECT_BEGIN,
+	JSON_OBJECT_END,
+	JSON_ARRAY_BEGIN,
+	JSON_ARRAY_END,
+	JSON_STRING, /* a string value, in one or more fragments */
+	JSON_NUMBER, /* text of the number, whole */
+	JSON_TRUE,
+	JSON_FALSE,
+	JSON_NULL,
+};
+
+struct json_value {
+	enum json_token token;
+	/*
+	 * JSON_STRING: one fragment of the unescaped value; @first on the first fragment,
+	 * @last on the final one (an empty string is one call with len 0, first and last).
+	 * \uXXXX escapes are decoded to UTF-8 (surrogate pairs joined; a lone surrogate
+	 * becomes U+FFFD). JSON_NUMBER: the number's text. Other tokens: NULL and 0.
+	 */
+	const char *text;
+	size_t len;
+	bool first;
+	bool last;
+};
+
+struct json_stream;
+
+/** Called for every token; the path of the value is queried from @p js. Non-zero stops. */
+typedef int (*json_value_fn)(void *user_data, const struct json_stream *js,
+			     const struct json_value *value);
+
+struct json_level {
+	char key[JSON_KEY_MAX + 1]; /* key of the member being read, objects only */
+	uint8_t key_len;
+	bool key_truncated;
+	bool is_array;
+	int32_t index; /* index of the element being read, arrays only */
+};
+
+struct json_stream {
+	json_value_fn fn;
+	void *user_data;
+	/* Private state below: json_stream.c owns its layout. */
+	struct json_level level[JSON_STREAM_DEPTH_MAX + 1];
+	uint8_t depth;
+	uint8_t state;
+	uint8_t lex;
+	uint32_t ucs;
+	uint16_t pending_high;
+	uint8_t hex_count;
+	uint8_t num_len;
+	char num[JSON_NUMBER_MAX + 1];
+	bool done;
+};
+
+void json_stream_init(struct json_stream *js, json_value_fn fn, void *user_data);
+
+/** Forget everything read: the next byte starts a new document. */
+void json_stream_reset(struct json_stream *js);
+
+/**
+ * Tokenize @p len bytes. Returns 0, the non-zero value the callback returned, -EBADMSG for
+ * malformed JSON (or anything but white space after the document), -E2BIG for nesting
+ * deeper than JSON_STREAM_DEPTH_MAX or a number longer than JSON_NUMBER_MAX.
+ */
+int json_stream_feed(struct json_stream *js, const char *data, size_t len);
+
+/** End of input: 0 when exactly one complete document was read, else -EBADMSG. */
+int json_stream_finish(struct json_stream *js);
+
+/**
+ * Depth of the value being reported: 0 for the document itself, 1 for a member or element
+ * of it, and so on. For JSON_OBJECT_END/JSON_ARRAY_END it is the depth of the container.
+ */
+int json_stream_depth(const struct json_stream *js);
+
+/**
+ * The path of the value being reported, matched in full from the root: names separated by
+ * '.', "#" for any array element, "*" for any key; "" is the document itself. Examples:
+ * "type", "response.usage.input_tokens", "choices.#.delta.tool_calls.#.function.arguments".
+ * A truncated key matches only "*".
+ */
+bool json_stream_path_is(const struct json_stream *js, const char *path);
+
+/** The key of the value at @p level (1..depth) when that level is an object member, or NULL. */
+const char *json_stream_key(const struct json_stream *js, int level);
+
+/** The index of the element at @p level (1..depth) when that level is an array, or -1. */
+int json_stream_index(const struct json_stream *js, int level);
+
+#endif /* AGENT_JSON_STREAM_H */

@@ -20,6 +20,12 @@ def _cmd_sim(args: argparse.Namespace) -> int:
     return 0  # not reached
 
 
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from .testserver import command
+
+    return command.run(args)
+
+
 def build_parser(prog: str = "agent-host") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -34,6 +40,12 @@ def build_parser(prog: str = "agent-host") -> argparse.ArgumentParser:
     p_sim.add_argument("--sanitize", action="store_true", help="build with ASan and UBSan")
     p_sim.add_argument("sim_args", nargs="*", help="further simulator options (after --)")
     p_sim.set_defaults(run=_cmd_sim)
+    from .testserver import command as serve_command
+
+    p_serve = sub.add_parser("serve", help="run the OpenAI-compatible test server on 127.0.0.1",
+                             description=serve_command.DESCRIPTION)
+    serve_command.add_arguments(p_serve)
+    p_serve.set_defaults(run=_cmd_serve)
     return parser
 
 

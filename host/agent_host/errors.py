@@ -11,3 +11,13 @@ class BuildError(AgentHostError):
 
 class DeviceError(AgentHostError):
     """The device (or the simulator) did not answer as expected."""
+
+
+class TestServerError(AgentHostError):
+    """The OpenAI test server could not start, was misused, or saw a request it did not expect."""
+
+    __test__ = False  # not a pytest test class despite the name
+
+
+class RequestInvalidError(AgentHostError):
+    """A recorded request body does not match the openai SDK's request types."""

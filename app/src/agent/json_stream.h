@@ -34,7 +34,9 @@ struct json_value {
 	 * JSON_STRING: one fragment of the unescaped value; @first on the first fragment,
 	 * @last on the final one (an empty string is one call with len 0, first and last).
 	 * \uXXXX escapes are decoded to UTF-8 (surrogate pairs joined; a lone surrogate
-	 * becomes U+FFFD). JSON_NUMBER: the number's text. Other tokens: NULL and 0.
+	 * becomes U+FFFD); invalid UTF-8 in the input is replaced by U+FFFD (one per maximal
+	 * invalid subpart, as Python's errors="replace"), so fragments joined are always valid
+	 * UTF-8. JSON_NUMBER: the number's text, NUL-terminated. Other tokens: NULL and 0.
 	 */
 	const char *text;
 	size_t len;
@@ -56,20 +58,34 @@ struct json_level {
 	int32_t index; /* index of the element being read, arrays only */
 };
 
+/* Decoded escapes (and short raw runs after them) gathered into one fragment. */
+#define JSON_STREAM_OUT_MAX 64
+
 struct json_stream {
 	json_value_fn fn;
 	void *user_data;
 	/* Private state below: json_stream.c owns its layout. */
-	struct json_level level[JSON_STREAM_DEPTH_MAX + 1];
-	uint8_t depth;
-	uint8_t state;
-	uint8_t lex;
-	uint32_t ucs;
-	uint16_t pending_high;
+	struct json_level level[JSON_STREAM_DEPTH_MAX + 1]; /* [1..depth]; [0] is unused */
+	int status;	       /* sticky result once feeding stopped (error or callback) */
+	uint32_t ucs;	       /* \uXXXX code unit being read */
+	uint16_t pending_high; /* high surrogate waiting for its low half */
+	uint8_t depth;	       /* containers open */
+	uint8_t state;	       /* where in the grammar, between tokens */
+	uint8_t lex;	       /* inside which token */
+	uint8_t sub;	       /* number grammar state, or position in a literal */
+	uint8_t lit;	       /* which literal: true, false, null */
 	uint8_t hex_count;
 	uint8_t num_len;
+	uint8_t out_len;
+	uint8_t u8_need;     /* continuation bytes still due for the held UTF-8 sequence */
+	uint8_t u8_lo;	     /* range of the next continuation byte */
+	uint8_t u8_hi;
+	uint8_t u8_hold_len; /* bytes of a sequence cut by the end of a chunk */
+	uint8_t u8_hold[4];
+	bool in_key;
+	bool str_first; /* no fragment of the current string handed on yet */
 	char num[JSON_NUMBER_MAX + 1];
-	bool done;
+	char out[JSON_STREAM_OUT_MAX];
 };
 
 void json_stream_init(struct json_stream *js, json_value_fn fn, void *user_data);
@@ -84,7 +100,11 @@ void json_stream_reset(struct json_stream *js);
  */
 int json_stream_feed(struct json_stream *js, const char *data, size_t len);
 
-/** End of input: 0 when exactly one complete document was read, else -EBADMSG. */
+/**
+ * End of input: 0 when exactly one complete document was read, else -EBADMSG. A number
+ * that is the whole document is reported here (only its end tells it is complete), so this
+ * may also return the callback's non-zero value. After feed returned non-zero, -EBADMSG.
+ */
 int json_stream_finish(struct json_stream *js);
 
 /**

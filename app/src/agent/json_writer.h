@@ -23,9 +23,10 @@ struct json_writer {
 	uint8_t depth;
 	bool after_key;
 	bool in_string;
+	bool root_done;	    /* the document's value is complete: nothing may follow */
 	uint32_t has_items; /* bit per depth: a comma is due before the next item */
 	uint32_t is_object; /* bit per depth */
-	uint8_t utf8_pending[4];
+	uint8_t utf8_pending[4]; /* start of a UTF-8 sequence cut between string parts */
 	uint8_t utf8_len;
 };
 

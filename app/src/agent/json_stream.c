@@ -1,0 +1,876 @@
+/*
+ * Incremental JSON tokenizer (json_stream.h).
+ *
+ * All state between two bytes lives in struct json_stream: the grammar position (state),
+ * the token being read (lex) and the stack of open containers (level[]). Nothing recurses
+ * and nothing is allocated. String bytes that need no decoding are handed on as slices of
+ * the caller's chunk; only decoded escapes, bytes of a UTF-8 sequence cut by the end of a
+ * chunk and short runs between escapes are copied, into out[].
+ */
+#include "json_stream.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+enum {
+	ST_VALUE,	 /* a value is due: document start, after ':', after ',' in an array */
+	ST_ARRAY_FIRST,	 /* after '[': a value or ']' */
+	ST_OBJECT_FIRST, /* after '{': a key or '}' */
+	ST_KEY,		 /* after ',' in an object: a key */
+	ST_COLON,	 /* after a key */
+	ST_AFTER_VALUE,	 /* after a member or an element: ',' or the closing bracket */
+	ST_DONE,	 /* the document is complete: only white space may follow */
+};
+
+enum {
+	LEX_NONE,
+	LEX_STRING,
+	LEX_ESCAPE,    /* after a backslash */
+	LEX_HEX,       /* in the four digits of \uXXXX */
+	LEX_SURROGATE, /* after a high surrogate escape: only "\u" can complete it */
+	LEX_NUMBER,
+	LEX_LITERAL,
+};
+
+/* Number grammar of RFC 8259 section 6, one state per position. */
+enum {
+	NUM_MINUS,    /* "-": a digit must follow */
+	NUM_ZERO,     /* "0" or "-0": no more integer digits */
+	NUM_INT,      /* in the integer digits */
+	NUM_DOT,      /* ".": a digit must follow */
+	NUM_FRAC,     /* in the fraction digits */
+	NUM_EXP,      /* "e": a sign or digit must follow */
+	NUM_EXP_SIGN, /* "e+": a digit must follow */
+	NUM_EXP_INT,  /* in the exponent digits */
+};
+
+static const char *const literal_text[] = {"true", "false", "null"};
+static const uint8_t literal_len[] = {4, 5, 4};
+static const enum json_token literal_token[] = {JSON_TRUE, JSON_FALSE, JSON_NULL};
+
+/* U+FFFD REPLACEMENT CHARACTER in UTF-8. */
+static const uint8_t replacement[] = {0xEF, 0xBF, 0xBD};
+
+/*
+ * String bytes that are copied through unchanged: printable ASCII but the quote and the
+ * backslash. A table keeps the inner loop at one load and one branch per byte.
+ */
+#define R16(v) v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v
+static const uint8_t plain[256] = {
+	R16(0), R16(0),
+	1,	1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x20: '"' is 0x22 */
+	R16(1), R16(1),
+	1,	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, /* 0x50: '\\' is 0x5c */
+	R16(1), R16(1),
+	R16(0), R16(0), R16(0), R16(0), R16(0), R16(0), R16(0), R16(0),
+};
+
+static bool is_space(uint8_t c)
+{
+	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+static bool is_digit(uint8_t c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/*
+ * Well-formed UTF-8 (Unicode Table 3-7): how many continuation bytes follow @p lead and the
+ * range allowed for the first of them (the later ones are always 80..BF). 0 for a byte that
+ * cannot start a sequence.
+ */
+static uint8_t utf8_lead(uint8_t lead, uint8_t *lo, uint8_t *hi)
+{
+	*lo = 0x80;
+	*hi = 0xBF;
+	if (lead >= 0xC2 && lead <= 0xDF) {
+		return 1;
+	}
+	if (lead >= 0xE0 && lead <= 0xEF) {
+		if (lead == 0xE0) {
+			*lo = 0xA0; /* no overlong forms */
+		} else if (lead == 0xED) {
+			*hi = 0x9F; /* no UTF-16 surrogates */
+		}
+		return 2;
+	}
+	if (lead >= 0xF0 && lead <= 0xF4) {
+		if (lead == 0xF0) {
+			*lo = 0x90;
+		} else if (lead == 0xF4) {
+			*hi = 0x8F; /* nothing above U+10FFFF */
+		}
+		return 3;
+	}
+	return 0;
+}
+
+static size_t utf8_encode(uint32_t cp, uint8_t *out)
+{
+	if (cp < 0x80) {
+		out[0] = (uint8_t)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (uint8_t)(0xC0 | (cp >> 6));
+		out[1] = (uint8_t)(0x80 | (cp & 0x3F));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (uint8_t)(0xE0 | (cp >> 12));
+		out[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+		out[2] = (uint8_t)(0x80 | (cp & 0x3F));
+		return 3;
+	}
+	out[0] = (uint8_t)(0xF0 | (cp >> 18));
+	out[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
+	out[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+	out[3] = (uint8_t)(0x80 | (cp & 0x3F));
+	return 4;
+}
+
+static int token(struct json_stream *js, enum json_token tok, const char *text, size_t len)
+{
+	struct json_value v = {
+		.token = tok,
+		.text = text,
+		.len = len,
+		.first = false,
+		.last = false,
+	};
+
+	return js->fn(js->user_data, js, &v);
+}
+
+/*
+ * Keys are kept whole up to JSON_KEY_MAX bytes. A longer one is cut back to whole
+ * characters, so that json_stream_key() still returns valid UTF-8, and marked truncated.
+ */
+static void key_append(struct json_level *lv, const char *s, size_t n)
+{
+	size_t room = JSON_KEY_MAX - lv->key_len;
+	size_t len;
+	size_t lead;
+	size_t need;
+	uint8_t c;
+
+	if (lv->key_truncated) {
+		return;
+	}
+	if (n <= room) {
+		memcpy(lv->key + lv->key_len, s, n);
+		lv->key_len = (uint8_t)(lv->key_len + n);
+		lv->key[lv->key_len] = '\0';
+		return;
+	}
+	memcpy(lv->key + lv->key_len, s, room);
+	len = JSON_KEY_MAX;
+	lead = len;
+	while (lead > 0 && ((uint8_t)lv->key[lead - 1] & 0xC0) == 0x80) {
+		lead--;
+	}
+	if (lead > 0) {
+		c = (uint8_t)lv->key[lead - 1];
+		need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+		if (len - (lead - 1) < need) {
+			len = lead - 1;
+		}
+	}
+	lv->key_len = (uint8_t)len;
+	lv->key[len] = '\0';
+	lv->key_truncated = true;
+}
+
+/* One fragment of the string being read: to the key buffer, or to the callback. */
+static int emit(struct json_stream *js, const char *s, size_t n, bool last)
+{
+	struct json_value v;
+
+	if (js->in_key) {
+		key_append(&js->level[js->depth], s, n);
+		return 0;
+	}
+	if (n == 0 && !last) {
+		return 0;
+	}
+	v.token = JSON_STRING;
+	v.text = s;
+	v.len = n;
+	v.first = js->str_first;
+	v.last = last;
+	js->str_first = false;
+	return js->fn(js->user_data, js, &v);
+}
+
+static int flush_out(struct json_stream *js, bool last)
+{
+	size_t n = js->out_len;
+
+	js->out_len = 0;
+	return emit(js, js->out, n, last);
+}
+
+/* Append decoded bytes; the raw run before them must have been handed on already. */
+static int out_put(struct json_stream *js, const uint8_t *s, size_t n)
+{
+	int rc;
+
+	if (js->out_len + n > sizeof(js->out)) {
+		rc = flush_out(js, false);
+		if (rc != 0) {
+			return rc;
+		}
+	}
+	memcpy(js->out + js->out_len, s, n);
+	js->out_len = (uint8_t)(js->out_len + n);
+	return 0;
+}
+
+/*
+ * Hand on the raw run [run, end) of the current chunk, after what out[] holds. A run short
+ * enough to join the decoded bytes before it goes into out[] too, so text dense with escapes
+ * still arrives in few fragments; otherwise it is passed as a slice of the input.
+ */
+static int flush_run(struct json_stream *js, const uint8_t *run, const uint8_t *end, bool last)
+{
+	size_t n = (size_t)(end - run);
+	int rc;
+
+	if (js->out_len != 0) {
+		if (n <= sizeof(js->out) - js->out_len) {
+			memcpy(js->out + js->out_len, run, n);
+			js->out_len = (uint8_t)(js->out_len + n);
+			return last ? flush_out(js, true) : 0;
+		}
+		rc = flush_out(js, false);
+		if (rc != 0) {
+			return rc;
+		}
+	}
+	return emit(js, (const char *)run, n, last);
+}
+
+/*
+ * Malformed input inside a string: what was read of the value before the error is handed on
+ * first, so that the callbacks do not depend on where the input was cut.
+ */
+static int string_error(struct json_stream *js)
+{
+	int rc = js->out_len != 0 ? flush_out(js, false) : 0;
+
+	return rc != 0 ? rc : -EBADMSG;
+}
+
+static void after_value(struct json_stream *js)
+{
+	js->state = js->depth == 0 ? ST_DONE : ST_AFTER_VALUE;
+}
+
+static int string_end(struct json_stream *js, const uint8_t *run, const uint8_t *end)
+{
+	int rc;
+
+	js->lex = LEX_NONE;
+	if (js->in_key) {
+		rc = flush_run(js, run, end, true);
+		js->in_key = false;
+		js->state = ST_COLON;
+		return rc;
+	}
+	after_value(js);
+	return flush_run(js, run, end, true);
+}
+
+/* A chunk starts inside a UTF-8 sequence whose first bytes came with the chunk before. */
+static int utf8_resume(struct json_stream *js, const uint8_t **pp, const uint8_t *end)
+{
+	const uint8_t *p = *pp;
+	uint8_t c;
+	int rc;
+
+	while (p < end && js->u8_need != 0) {
+		c = *p;
+		if (c < js->u8_lo || c > js->u8_hi) {
+			/* The byte is not consumed: it starts whatever comes next. */
+			js->u8_hold_len = 0;
+			js->u8_need = 0;
+			*pp = p;
+			return out_put(js, replacement, sizeof(replacement));
+		}
+		js->u8_hold[js->u8_hold_len++] = c;
+		js->u8_lo = 0x80;
+		js->u8_hi = 0xBF;
+		js->u8_need--;
+		p++;
+	}
+	*pp = p;
+	if (js->u8_need != 0) {
+		return 0;
+	}
+	rc = out_put(js, js->u8_hold, js->u8_hold_len);
+	js->u8_hold_len = 0;
+	return rc;
+}
+
+/*
+ * The body of a string up to a backslash, the closing quote or the end of the chunk. Runs
+ * of bytes that need no decoding are handed on whole.
+ */
+static int scan_string(struct json_stream *js, const uint8_t **pp, const uint8_t *end)
+{
+	const uint8_t *p = *pp;
+	const uint8_t *run;
+	uint8_t need;
+	uint8_t lo;
+	uint8_t hi;
+	uint8_t c;
+	size_t k;
+	int rc;
+
+	if (js->u8_hold_len != 0) {
+		rc = utf8_resume(js, &p, end);
+		if (rc != 0 || p == end) {
+			*pp = p;
+			return rc;
+		}
+	}
+	run = p;
+	for (;;) {
+		while (p < end && plain[*p]) {
+			p++;
+		}
+		if (p == end) {
+			*pp = p;
+			return flush_run(js, run, p, false);
+		}
+		c = *p;
+		if (c >= 0x80) {
+			need = utf8_lead(c, &lo, &hi);
+			for (k = 1; k <= need && p + k < end; k++) {
+				if (p[k] < lo || p[k] > hi) {
+					break;
+				}
+				lo = 0x80;
+				hi = 0xBF;
+			}
+			if (need != 0 && k > need) {
+				p += k; /* whole and valid: stays in the run */
+				continue;
+			}
+			rc = flush_run(js, run, p, false);
+			if (rc != 0) {
+				return rc;
+			}
+			if (need != 0 && p + k == end) {
+				/* Cut by the end of the chunk: keep the start for the next one. */
+				memcpy(js->u8_hold, p, k);
+				js->u8_hold_len = (uint8_t)k;
+				js->u8_need = (uint8_t)(need + 1 - k);
+				js->u8_lo = lo;
+				js->u8_hi = hi;
+				*pp = end;
+				return 0;
+			}
+			/* The maximal invalid subpart becomes one U+FFFD (as Unicode recommends). */
+			rc = out_put(js, replacement, sizeof(replacement));
+			if (rc != 0) {
+				return rc;
+			}
+			p += need != 0 ? k : 1;
+			run = p;
+			continue;
+		}
+		if (c == '"') {
+			*pp = p + 1;
+			return string_end(js, run, p);
+		}
+		if (c != '\\') {
+			/* A control character must be escaped. */
+			rc = flush_run(js, run, p, false);
+			return rc != 0 ? rc : string_error(js);
+		}
+		*pp = p + 1;
+		js->lex = LEX_ESCAPE;
+		return flush_run(js, run, p, false);
+	}
+}
+
+static int put_code_point(struct json_stream *js, uint32_t cp)
+{
+	uint8_t buf[4];
+
+	return out_put(js, buf, utf8_encode(cp, buf));
+}
+
+/* Four hex digits were read: join surrogate halves, replace lone ones. */
+static int code_unit(struct json_stream *js, uint32_t cu)
+{
+	uint32_t high = js->pending_high;
+	int rc;
+
+	js->lex = LEX_STRING;
+	if (high != 0) {
+		js->pending_high = 0;
+		if (cu >= 0xDC00 && cu <= 0xDFFF) {
+			return put_code_point(js, 0x10000 + ((high - 0xD800) << 10) + (cu - 0xDC00));
+		}
+		rc = out_put(js, replacement, sizeof(replacement));
+		if (rc != 0) {
+			return rc;
+		}
+	}
+	if (cu >= 0xD800 && cu <= 0xDBFF) {
+		js->pending_high = (uint16_t)cu;
+		js->lex = LEX_SURROGATE;
+		return 0;
+	}
+	if (cu >= 0xDC00 && cu <= 0xDFFF) {
+		cu = 0xFFFD;
+	}
+	return put_code_point(js, cu);
+}
+
+static int escape_char(struct json_stream *js, uint8_t c)
+{
+	static const char from[] = "\"\\/bfnrt";
+	static const uint8_t to[] = {'"', '\\', '/', '\b', '\f', '\n', '\r', '\t'};
+	const char *hit;
+	int rc;
+
+	if (c == 'u') {
+		js->lex = LEX_HEX;
+		js->hex_count = 0;
+		js->ucs = 0;
+		return 0;
+	}
+	hit = c != '\0' ? strchr(from, c) : NULL;
+	if (hit == NULL) {
+		return string_error(js);
+	}
+	if (js->pending_high != 0) {
+		js->pending_high = 0;
+		rc = out_put(js, replacement, sizeof(replacement));
+		if (rc != 0) {
+			return rc;
+		}
+	}
+	js->lex = LEX_STRING;
+	return out_put(js, &to[hit - from], 1);
+}
+
+static int hex_digit(struct json_stream *js, uint8_t c)
+{
+	uint32_t v;
+
+	if (c >= '0' && c <= '9') {
+		v = c - '0';
+	} else if (c >= 'a' && c <= 'f') {
+		v = c - 'a' + 10;
+	} else if (c >= 'A' && c <= 'F') {
+		v = c - 'A' + 10;
+	} else {
+		return string_error(js);
+	}
+	js->ucs = (js->ucs << 4) | v;
+	if (++js->hex_count < 4) {
+		return 0;
+	}
+	return code_unit(js, js->ucs);
+}
+
+static bool number_complete(uint8_t sub)
+{
+	return sub == NUM_ZERO || sub == NUM_INT || sub == NUM_FRAC || sub == NUM_EXP_INT;
+}
+
+static int number_end(struct json_stream *js)
+{
+	js->lex = LEX_NONE;
+	js->num[js->num_len] = '\0';
+	after_value(js);
+	return token(js, JSON_NUMBER, js->num, js->num_len);
+}
+
+/* Number characters up to the first byte that cannot continue the number. */
+static int scan_number(struct json_stream *js, const uint8_t **pp, const uint8_t *end)
+{
+	const uint8_t *p = *pp;
+	uint8_t sub = js->sub;
+	uint8_t c;
+	int rc = 0;
+
+	for (; p < end; p++) {
+		c = *p;
+		switch (sub) {
+		case NUM_MINUS:
+			if (!is_digit(c)) {
+				return -EBADMSG;
+			}
+			sub = c == '0' ? NUM_ZERO : NUM_INT;
+			break;
+		case NUM_ZERO:
+		case NUM_INT:
+		case NUM_FRAC:
+			if (is_digit(c) && sub != NUM_ZERO) {
+				break;
+			}
+			if (c == '.' && sub != NUM_FRAC) {
+				sub = NUM_DOT;
+			} else if (c == 'e' || c == 'E') {
+				sub = NUM_EXP;
+			} else {
+				goto ended;
+			}
+			break;
+		case NUM_DOT:
+			if (!is_digit(c)) {
+				return -EBADMSG;
+			}
+			sub = NUM_FRAC;
+			break;
+		case NUM_EXP:
+			if (c == '+' || c == '-') {
+				sub = NUM_EXP_SIGN;
+				break;
+			}
+			/* fall through */
+		case NUM_EXP_SIGN:
+			if (!is_digit(c)) {
+				return -EBADMSG;
+			}
+			sub = NUM_EXP_INT;
+			break;
+		default: /* NUM_EXP_INT */
+			if (!is_digit(c)) {
+				goto ended;
+			}
+			break;
+		}
+		if (js->num_len == JSON_NUMBER_MAX) {
+			return -E2BIG;
+		}
+		js->num[js->num_len++] = (char)c;
+	}
+	js->sub = sub;
+	*pp = p;
+	return 0;
+
+ended:
+	/* The byte after the number is not consumed: the grammar decides what it may be. */
+	js->sub = sub;
+	*pp = p;
+	rc = number_end(js);
+	return rc;
+}
+
+static int scan_literal(struct json_stream *js, const uint8_t **pp, const uint8_t *end)
+{
+	const uint8_t *p = *pp;
+	const char *text = literal_text[js->lit];
+
+	while (p < end && js->sub < literal_len[js->lit]) {
+		if (*p != (uint8_t)text[js->sub]) {
+			return -EBADMSG;
+		}
+		js->sub++;
+		p++;
+	}
+	*pp = p;
+	if (js->sub < literal_len[js->lit]) {
+		return 0;
+	}
+	js->lex = LEX_NONE;
+	after_value(js);
+	return token(js, literal_token[js->lit], NULL, 0);
+}
+
+static int open_container(struct json_stream *js, bool is_array)
+{
+	struct json_level *lv;
+	int rc;
+
+	if (js->depth == JSON_STREAM_DEPTH_MAX) {
+		return -E2BIG;
+	}
+	rc = token(js, is_array ? JSON_ARRAY_BEGIN : JSON_OBJECT_BEGIN, NULL, 0);
+	if (rc != 0) {
+		return rc;
+	}
+	lv = &js->level[++js->depth];
+	lv->is_array = is_array;
+	lv->index = 0;
+	lv->key_len = 0;
+	lv->key[0] = '\0';
+	lv->key_truncated = false;
+	js->state = is_array ? ST_ARRAY_FIRST : ST_OBJECT_FIRST;
+	return 0;
+}
+
+static int close_container(struct json_stream *js, bool is_array)
+{
+	bool open_here = js->depth > 0 && js->level[js->depth].is_array == is_array;
+
+	if (!open_here || !(js->state == ST_AFTER_VALUE ||
+			    js->state == (is_array ? ST_ARRAY_FIRST : ST_OBJECT_FIRST))) {
+		return -EBADMSG;
+	}
+	js->depth--;
+	after_value(js);
+	return token(js, is_array ? JSON_ARRAY_END : JSON_OBJECT_END, NULL, 0);
+}
+
+static void string_begin(struct json_stream *js, bool in_key)
+{
+	js->lex = LEX_STRING;
+	js->in_key = in_key;
+	js->str_first = true;
+	js->out_len = 0;
+	if (in_key) {
+		struct json_level *lv = &js->level[js->depth];
+
+		lv->key_len = 0;
+		lv->key[0] = '\0';
+		lv->key_truncated = false;
+	}
+}
+
+/* Between tokens: white space, punctuation, or the first byte of a token. */
+static int structural(struct json_stream *js, const uint8_t **pp, const uint8_t *end)
+{
+	const uint8_t *p = *pp;
+	bool value_due = js->state == ST_VALUE || js->state == ST_ARRAY_FIRST;
+	struct json_level *lv;
+	uint8_t c;
+	int rc = 0;
+
+	while (p < end && is_space(*p)) {
+		p++;
+	}
+	if (p == end) {
+		*pp = p;
+		return 0;
+	}
+	c = *p++;
+	*pp = p;
+	switch (c) {
+	case '{':
+	case '[':
+		return value_due ? open_container(js, c == '[') : -EBADMSG;
+	case '}':
+	case ']':
+		return close_container(js, c == ']');
+	case ',':
+		if (js->state != ST_AFTER_VALUE) {
+			return -EBADMSG;
+		}
+		lv = &js->level[js->depth];
+		if (lv->is_array) {
+			if (lv->index < INT32_MAX) {
+				lv->index++;
+			}
+			js->state = ST_VALUE;
+		} else {
+			js->state = ST_KEY;
+		}
+		return 0;
+	case ':':
+		if (js->state != ST_COLON) {
+			return -EBADMSG;
+		}
+		js->state = ST_VALUE;
+		return 0;
+	case '"':
+		if (js->state == ST_OBJECT_FIRST || js->state == ST_KEY) {
+			string_begin(js, true);
+			return 0;
+		}
+		if (!value_due) {
+			return -EBADMSG;
+		}
+		string_begin(js, false);
+		return 0;
+	case 't':
+	case 'f':
+	case 'n':
+		if (!value_due) {
+			return -EBADMSG;
+		}
+		js->lex = LEX_LITERAL;
+		js->lit = c == 't' ? 0 : c == 'f' ? 1 : 2;
+		js->sub = 1;
+		return 0;
+	default:
+		if (!value_due || !(c == '-' || is_digit(c))) {
+			return -EBADMSG;
+		}
+		js->lex = LEX_NUMBER;
+		js->sub = c == '-' ? NUM_MINUS : c == '0' ? NUM_ZERO : NUM_INT;
+		js->num[0] = (char)c;
+		js->num_len = 1;
+		return rc;
+	}
+}
+
+void json_stream_init(struct json_stream *js, json_value_fn fn, void *user_data)
+{
+	js->fn = fn;
+	js->user_data = user_data;
+	json_stream_reset(js);
+}
+
+void json_stream_reset(struct json_stream *js)
+{
+	/* level[] is filled as containers open: clearing it here would cost 2 KiB per event. */
+	js->status = 0;
+	js->ucs = 0;
+	js->pending_high = 0;
+	js->depth = 0;
+	js->state = ST_VALUE;
+	js->lex = LEX_NONE;
+	js->sub = 0;
+	js->lit = 0;
+	js->hex_count = 0;
+	js->num_len = 0;
+	js->num[0] = '\0';
+	js->out_len = 0;
+	js->u8_need = 0;
+	js->u8_hold_len = 0;
+	js->in_key = false;
+	js->str_first = false;
+}
+
+int json_stream_feed(struct json_stream *js, const char *data, size_t len)
+{
+	const uint8_t *p = (const uint8_t *)data;
+	const uint8_t *end = p + len;
+	int rc = 0;
+
+	if (js->status != 0 || len == 0) {
+		return js->status;
+	}
+	while (p < end && rc == 0) {
+		switch (js->lex) {
+		case LEX_NONE:
+			if (js->state == ST_DONE) {
+				while (p < end && is_space(*p)) {
+					p++;
+				}
+				rc = p < end ? -EBADMSG : 0;
+				break;
+			}
+			rc = structural(js, &p, end);
+			break;
+		case LEX_STRING:
+			rc = scan_string(js, &p, end);
+			break;
+		case LEX_ESCAPE:
+			rc = escape_char(js, *p++);
+			break;
+		case LEX_HEX:
+			rc = hex_digit(js, *p++);
+			break;
+		case LEX_SURROGATE:
+			if (*p == '\\') {
+				js->lex = LEX_ESCAPE;
+				p++;
+				break;
+			}
+			/* Anything else leaves the high half alone; the byte itself is read next. */
+			js->pending_high = 0;
+			js->lex = LEX_STRING;
+			rc = out_put(js, replacement, sizeof(replacement));
+			break;
+		case LEX_NUMBER:
+			rc = scan_number(js, &p, end);
+			break;
+		default:
+			rc = scan_literal(js, &p, end);
+			break;
+		}
+	}
+	js->status = rc;
+	return rc;
+}
+
+int json_stream_finish(struct json_stream *js)
+{
+	int rc;
+
+	if (js->status != 0) {
+		return -EBADMSG;
+	}
+	if (js->lex == LEX_NUMBER && js->depth == 0 && number_complete(js->sub)) {
+		rc = number_end(js);
+		if (rc != 0) {
+			js->status = rc;
+			return rc;
+		}
+	}
+	if (js->lex >= LEX_STRING && js->lex <= LEX_SURROGATE && !js->in_key) {
+		rc = string_error(js);
+		js->status = rc;
+		return rc;
+	}
+	return js->state == ST_DONE && js->lex == LEX_NONE ? 0 : -EBADMSG;
+}
+
+int json_stream_depth(const struct json_stream *js)
+{
+	return js->depth;
+}
+
+bool json_stream_path_is(const struct json_stream *js, const char *path)
+{
+	const struct json_level *lv;
+	const char *seg = path;
+	const char *e;
+	size_t n;
+	int d;
+
+	if (path == NULL) {
+		return false;
+	}
+	if (*seg == '\0') {
+		return js->depth == 0;
+	}
+	for (d = 1; d <= js->depth; d++) {
+		lv = &js->level[d];
+		for (e = seg; *e != '\0' && *e != '.'; e++) {
+		}
+		n = (size_t)(e - seg);
+		if (lv->is_array) {
+			if (n != 1 || seg[0] != '#') {
+				return false;
+			}
+		} else if (n != 1 || seg[0] != '*') {
+			if (lv->key_truncated || n != lv->key_len || memcmp(seg, lv->key, n) != 0) {
+				return false;
+			}
+		}
+		if (*e == '\0') {
+			return d == js->depth;
+		}
+		seg = e + 1;
+	}
+	return false;
+}
+
+const char *json_stream_key(const struct json_stream *js, int level)
+{
+	if (level < 1 || level > js->depth || js->level[level].is_array) {
+		return NULL;
+	}
+	return js->level[level].key;
+}
+
+int json_stream_index(const struct json_stream *js, int level)
+{
+	if (level < 1 || level > js->depth || !js->level[level].is_array) {
+		return -1;
+	}
+	return js->level[level].index;
+}

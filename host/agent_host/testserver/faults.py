@@ -277,6 +277,7 @@ def send_reply(
     faults: Faults,
     stop: threading.Event,
     wire: bytearray,
+    writes: list[int],
 ) -> Outcome:
     """Write a response head and body with the transport faults applied.
 
@@ -287,6 +288,7 @@ def send_reply(
         faults: The faults.
         stop: Set when the server shuts down (ends drips and stalls early).
         wire: Every byte actually written is appended here.
+        writes: The size of each write is appended here.
 
     Returns:
         "complete" when everything was sent; "disconnected" or "stalled" when a fault cut the
@@ -296,7 +298,8 @@ def send_reply(
         if faults.stall_before_head:
             hold(conn, faults.stall_seconds, stop)
             return "stalled"
-        _write(conn, head, faults.drip and faults.drip_headers, faults.drip_delay, stop, wire)
+        _write(conn, head, faults.drip and faults.drip_headers, faults.drip_delay, stop, wire,
+               writes)
         budget: int | None = None
         for limit in (faults.disconnect_after, faults.stall_after):
             if limit is not None:
@@ -305,7 +308,7 @@ def send_reply(
         for piece in pieces:
             if budget is not None and sent + len(piece) > budget:
                 piece = piece[: budget - sent]
-            _write(conn, piece, faults.drip, faults.drip_delay, stop, wire)
+            _write(conn, piece, faults.drip, faults.drip_delay, stop, wire, writes)
             sent += len(piece)
             if budget is not None and sent >= budget:
                 break
@@ -324,17 +327,27 @@ def send_reply(
 
 
 def _write(
-    conn: Conn, data: bytes, drip: bool, delay: float, stop: threading.Event, wire: bytearray
+    conn: Conn,
+    data: bytes,
+    drip: bool,
+    delay: float,
+    stop: threading.Event,
+    wire: bytearray,
+    writes: list[int],
 ) -> None:
     """Send `data` whole or one byte per write; record what went out."""
+    if not data:
+        return
     if not drip:
         conn.sendall(data)
         wire += data
+        writes.append(len(data))
         return
     for i in range(len(data)):
         if stop.is_set():
             return
         conn.sendall(data[i : i + 1])
         wire += data[i : i + 1]
+        writes.append(1)
         if delay > 0:
             time.sleep(delay)

@@ -185,6 +185,7 @@ class RecordedRequest:
         outcome: How the answer ended ("complete", "disconnected", "stalled", "client-gone"),
             empty while it is being sent.
         wire: Every byte sent in answer (head and body, as they went out).
+        writes: Size of each write call that sent them (all 1 for a drip).
         problems: Validation and expectation failures found in this request.
         label: Label of the reply that answered.
     """
@@ -200,6 +201,7 @@ class RecordedRequest:
     status: int = 0
     outcome: Outcome | Literal[""] = ""
     wire: bytearray = field(default_factory=bytearray)
+    writes: list[int] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     label: str = ""
     finished: threading.Event = field(default_factory=threading.Event, repr=False)

@@ -291,6 +291,14 @@ class TestServer:
         return self._port
 
     @property
+    def address(self) -> tuple[str, int]:
+        """The (host, port) the listening socket is bound to."""
+        if self._listener is None:
+            raise TestServerError("test server not started")
+        host, port = self._listener.getsockname()[:2]
+        return str(host), int(port)
+
+    @property
     def scheme(self) -> str:
         """"https" with TLS, else "http"."""
         return "https" if self.tls_mode is not None else "http"
@@ -513,7 +521,7 @@ class TestServer:
                 with self._cond:
                     self._failures += [f"request {rec.index} ({method} {rec.path}): {p}"
                                        for p in problems]
-                if self.reject_invalid:
+                if self.reject_invalid and reply.label != "problem":
                     reply = _problem_reply(problems)
             rec.status = reply.status
             rec.label = reply.label
@@ -559,7 +567,8 @@ class TestServer:
         )
         head = _head(reply, framing_headers, keep)
         sock.settimeout(self.send_timeout)
-        outcome: Outcome = send_reply(sock, head, pieces, faults, self._stop, rec.wire)
+        outcome: Outcome = send_reply(sock, head, pieces, faults, self._stop, rec.wire,
+                                      rec.writes)
         rec.outcome = outcome
         if outcome == "complete" and not keep:
             _graceful_close(sock)

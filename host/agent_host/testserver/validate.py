@@ -344,11 +344,30 @@ def _walk_union(value: object, members: tuple[Any, ...], where: str) -> list[str
 
 
 def _rank(value: object, member: Any, problems: list[str]) -> int:
-    """0 for a union member whose `type`/`role` literal matches the value, else 1."""
-    if not (isinstance(value, dict) and _te().is_typeddict(member)):
+    """How well a union member suits a value, for choosing which member's problems to show.
+
+    0: an object whose `type`/`role` literal matches the member's; 1: the JSON kind fits
+    (object, array, string, ...); 2: the kind does not fit.
+    """
+    if isinstance(value, dict) and _te().is_typeddict(member):
+        fields, _ = _fields(member)
+        for tag in ("type", "role"):
+            if tag in value and tag in fields and get_origin(fields[tag]) is Literal:
+                return 0 if value[tag] in get_args(fields[tag]) else 1
         return 1
-    fields, _ = _fields(member)
-    for tag in ("type", "role"):
-        if tag in value and tag in fields and get_origin(fields[tag]) is Literal:
-            return 0 if value[tag] in get_args(fields[tag]) else 1
-    return 1
+    return 1 if _kind_fits(value, member) else 2
+
+
+def _kind_fits(value: object, tp: Any) -> bool:
+    """Whether a value has the JSON kind a type expects (ignoring what is inside)."""
+    origin = get_origin(tp)
+    if origin is typing.Annotated:
+        return _kind_fits(value, get_args(tp)[0])
+    if isinstance(value, list):
+        return origin in _LIST_ORIGINS or tp in (list, collections.abc.Iterable)
+    if isinstance(value, dict):
+        return bool(_te().is_typeddict(tp)) or origin in _DICT_ORIGINS or tp in (
+            dict, collections.abc.Mapping)
+    if isinstance(value, str):
+        return tp is str or origin is Literal
+    return True

@@ -12,9 +12,14 @@
 
 #include "agent_port.h"
 
-#define HTTP_HOST_MAX	     253
-#define HTTP_HEADER_LINE_MAX 1024 /* longer header lines: -EMSGSIZE */
-#define HTTP_HEADERS_MAX     64   /* more header lines: -EMSGSIZE */
+#define HTTP_HOST_MAX	      253
+#define HTTP_HEADER_LINE_MAX  1024 /* longer header lines: -EMSGSIZE */
+#define HTTP_HEADERS_MAX      64   /* more header lines: -EMSGSIZE */
+#define HTTP_REQUEST_HEAD_MAX 1024 /* request line and headers; a longer head: -EMSGSIZE */
+
+/* The spec's per-I/O timeout and request deadline (Kconfig), for struct http_request. */
+#define HTTP_IO_TIMEOUT_MS_DEFAULT ((uint32_t)CONFIG_AGENT_IO_TIMEOUT_S * 1000U)
+#define HTTP_DEADLINE_MS_DEFAULT   ((uint32_t)CONFIG_AGENT_REQUEST_DEADLINE_S * 1000U)
 
 /* An endpoint URL, split; @path points into the URL it was parsed from (query included). */
 struct http_url {
@@ -27,6 +32,7 @@ struct http_url {
 /** Split a URL that agent_config_check_endpoint() accepted. -EINVAL otherwise. */
 int http_url_parse(const char *url, struct http_url *out);
 
+/* Any callback may be NULL: what it would get is dropped. */
 struct http_callbacks {
 	/** The status code, once. Non-zero stops the request (http_post returns it). */
 	int (*on_status)(void *user_data, int status);
@@ -39,13 +45,13 @@ struct http_callbacks {
 struct http_request {
 	const struct http_url *url;
 	const char *bearer;	  /* API key for "Authorization: Bearer", NULL for none */
-	const char *content_type; /* e.g. "application/json" */
-	const char *accept;	  /* e.g. "text/event-stream" */
-	const char *body;
+	const char *content_type; /* e.g. "application/json"; NULL: no Content-Type header */
+	const char *accept;	  /* e.g. "text/event-stream"; NULL: no Accept header */
+	const char *body;	  /* sent as is; may be NULL when body_len is 0 */
 	size_t body_len;
-	uint32_t io_timeout_ms; /* no progress for this long: -ETIMEDOUT */
-	uint32_t deadline_ms;	/* whole request: -ETIME */
-	const struct agent_cancel *cancel;
+	uint32_t io_timeout_ms; /* no progress for this long: -ETIMEDOUT; must be > 0 */
+	uint32_t deadline_ms;	/* whole request, connect included: -ETIME; must be > 0 */
+	const struct agent_cancel *cancel; /* raised from another thread: -ECANCELED; may be NULL */
 };
 
 /**
@@ -54,7 +60,10 @@ struct http_request {
  * either), the non-zero value a callback returned, or a negative errno: the port's
  * connection errors, -ETIMEDOUT, -ETIME (deadline), -ECANCELED, -ECONNRESET (the stream
  * ended early: inside the headers, a chunk or before Content-Length bytes), -EPROTO
- * (malformed status line, header or chunk framing), -EMSGSIZE (header bounds).
+ * (malformed status line, header or chunk framing), -EMSGSIZE (header bounds, or a
+ * request head longer than HTTP_REQUEST_HEAD_MAX, refused before connecting), -EINVAL (a
+ * missing argument, a zero timeout, or a control character in the path, host, key, content
+ * type or accept value). The connection is always closed before it returns.
  */
 int http_post(const struct http_request *req, const struct http_callbacks *cb, void *user_data);
 

@@ -19,6 +19,9 @@
 /* Received bytes are parsed in pieces of this size; nothing keeps them afterwards. */
 #define HTTP_RECV_CHUNK 512
 
+/* The body is sent in pieces of at most this size (see send_all()). */
+#define HTTP_SEND_PIECE 2048
+
 /* Everything of the head but the path, host, key, content type and accept values. */
 #define HTTP_HEAD_FIXED_BYTES                                                                  \
 	(sizeof("POST  HTTP/1.1\r\n") + sizeof("Host: []:65535\r\n") +                         \
@@ -130,19 +133,30 @@ static int step_end(struct http_call *call, int ret)
 	return ret;
 }
 
+/*
+ * The port's send restarts its timeout whenever bytes move, so one call with a large body
+ * to a slow reader could outlast the deadline: send in pieces and look at the clock and
+ * the cancel flag between them.
+ */
 static int send_all(struct http_call *call, const char *data, size_t len)
 {
-	uint32_t timeout_ms;
-	int ret;
+	while (len > 0) {
+		size_t piece = len < HTTP_SEND_PIECE ? len : HTTP_SEND_PIECE;
+		uint32_t timeout_ms;
+		int ret = step_begin(call, &timeout_ms);
 
-	if (len == 0) {
-		return 0;
+		if (ret != 0) {
+			return ret;
+		}
+		ret = agent_net_send(call->net, data, piece, timeout_ms, call->cancel);
+		ret = step_end(call, ret);
+		if (ret != 0) {
+			return ret;
+		}
+		data += piece;
+		len -= piece;
 	}
-	ret = step_begin(call, &timeout_ms);
-	if (ret != 0) {
-		return ret;
-	}
-	return step_end(call, agent_net_send(call->net, data, len, timeout_ms, call->cancel));
+	return 0;
 }
 
 static int request_send(struct http_call *call, const struct http_request *req)

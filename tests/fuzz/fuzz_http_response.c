@@ -124,6 +124,7 @@ static int parse(const uint8_t *data, size_t len, size_t piece, struct run *r)
 		check(ret != 0 || http_parser_done(&parser), "finish gave 0 but not done");
 	} else {
 		check(http_parser_feed(&parser, "x", 1) == ret, "error not sticky");
+		check(http_parser_feed(&parser, "", 0) == ret, "error not sticky for no bytes");
 		check(http_parser_finish(&parser) == ret, "error not sticky at finish");
 	}
 	check(ret == 0 || ret == -EPROTO || ret == -EMSGSIZE || ret == -ECONNRESET,

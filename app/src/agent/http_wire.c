@@ -636,6 +636,9 @@ int http_parser_feed(struct http_parser *parser, const char *data, size_t len)
 	size_t i = 0;
 	int ret = 0;
 
+	if (parser->state == ST_FAILED) {
+		return parser->result;
+	}
 	while (i < len && ret == 0) {
 		size_t run;
 
@@ -670,10 +673,8 @@ int http_parser_feed(struct http_parser *parser, const char *data, size_t len)
 			ret = body(parser, data + i, len - i);
 			i = len;
 			break;
-		case ST_DONE:
+		default: /* ST_DONE */
 			return 0;
-		default: /* ST_FAILED */
-			return parser->result;
 		}
 	}
 	if (ret != 0) {

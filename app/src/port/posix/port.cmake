@@ -7,7 +7,8 @@
 # It defines the static library target agent_port_posix: every posix/*.c, the parts both
 # ports share (pool books and table, cancellation flags) and littlefs with its emulated block device (for power-loss tests). Linking
 # it gives the include directories app/src/port, app/src/port/posix, LITTLEFS_DIR and
-# LITTLEFS_DIR/bd, Threads::Threads, and the compile definition LFS_NO_MALLOC, under which
+# LITTLEFS_DIR/bd, Threads::Threads, OpenSSL (TLS), the CA bundle generated from app/certs/,
+# and the compile definition LFS_NO_MALLOC, under which
 # littlefs needs caller buffers (lfs_file_opencfg with lfs_file_config.buffer). Warning
 # flags and sanitizers are the including project's choice; nothing here sets them.
 
@@ -21,6 +22,9 @@ if(NOT DEFINED LITTLEFS_DIR OR NOT EXISTS "${LITTLEFS_DIR}/lfs.c")
 endif()
 
 find_package(Threads REQUIRED)
+# TLS of the network stream (net.c); Debian: libssl-dev.
+find_package(OpenSSL REQUIRED)
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
 
 set(AGENT_PORT_POSIX_DIR "${AGENT_REPO_DIR}/app/src/port/posix")
 
@@ -34,8 +38,21 @@ set(AGENT_LITTLEFS_SOURCES
 # the list complete as concerns are added.
 file(GLOB AGENT_PORT_POSIX_SOURCES CONFIGURE_DEPENDS "${AGENT_PORT_POSIX_DIR}/*.c")
 
+# The root CAs TLS trusts (docs/tls.md): scripts/gen_ca_bundle.py checks each PEM file of
+# app/certs/ and writes them as DER arrays into a C file of the build directory.
+file(GLOB AGENT_CA_PEMS CONFIGURE_DEPENDS "${AGENT_REPO_DIR}/app/certs/*.pem")
+set(AGENT_CA_BUNDLE_C "${CMAKE_BINARY_DIR}/generated/agent_ca_bundle.c")
+add_custom_command(
+  OUTPUT "${AGENT_CA_BUNDLE_C}"
+  COMMAND ${Python3_EXECUTABLE} "${AGENT_REPO_DIR}/scripts/gen_ca_bundle.py"
+          --out "${AGENT_CA_BUNDLE_C}" ${AGENT_CA_PEMS}
+  DEPENDS "${AGENT_REPO_DIR}/scripts/gen_ca_bundle.py" ${AGENT_CA_PEMS}
+  COMMENT "Generating the CA bundle from app/certs"
+  VERBATIM)
+
 add_library(agent_port_posix STATIC
   ${AGENT_PORT_POSIX_SOURCES}
+  "${AGENT_CA_BUNDLE_C}"
   "${AGENT_REPO_DIR}/app/src/port/pool_book.c"
   "${AGENT_REPO_DIR}/app/src/port/pool_table.c"
   "${AGENT_REPO_DIR}/app/src/port/cancel.c"
@@ -68,4 +85,4 @@ set_source_files_properties(${AGENT_LITTLEFS_SOURCES} PROPERTIES COMPILE_OPTIONS
 set_source_files_properties(${AGENT_LITTLEFS_SOURCES} PROPERTIES
   COMPILE_DEFINITIONS "LFS_DEFINES=posix_lfs_log.h")
 
-target_link_libraries(agent_port_posix PUBLIC Threads::Threads)
+target_link_libraries(agent_port_posix PUBLIC Threads::Threads OpenSSL::SSL OpenSSL::Crypto)

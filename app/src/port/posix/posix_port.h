@@ -35,6 +35,9 @@ extern "C" {
 #define POSIX_FS_FILE_SLOTS 8
 #define POSIX_FS_DIR_SLOTS  4
 
+/* Network connections open at once; one more agent_net_connect() fails with -ENOMEM. */
+#define POSIX_NET_SLOTS 4
+
 /* ---- Flash image ------------------------------------------------------------------------- */
 
 #define POSIX_FLASH_MOUNT_POINT   "/lfs"
@@ -68,6 +71,22 @@ int posix_flash_mount(const char *image_path, uint32_t image_bytes, bool erase_f
  * @return 0; -EINVAL when nothing is mounted; -EBUSY while a file or directory is open.
  */
 int posix_flash_unmount(void);
+
+/* ---- TLS trust ---------------------------------------------------------------------------- */
+
+/**
+ * Trust the certificates of the PEM file @p pem_path for TLS, besides the CA bundle compiled
+ * into the image (the simulator's --ca FILE). The host's own certificate store is never
+ * trusted. Certificates already trusted are accepted again without effect.
+ *
+ * @return the number of certificates read (at least 1); a negative errno from opening the
+ *         file (-ENOENT when it does not exist); -EINVAL when it holds no certificate or a
+ *         malformed one (certificates before the malformed one stay trusted).
+ */
+int posix_net_add_ca_file(const char *pem_path);
+
+/** Certificates in the TLS trust store (bundle and added files, each counted once). */
+int posix_net_trusted_ca_count(void);
 
 /* ---- Test support ------------------------------------------------------------------------ */
 

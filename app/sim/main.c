@@ -21,8 +21,12 @@
 #define FLASH_DEFAULT_PATH "flash.bin"
 #define FLASH_MAX_BYTES    (256ul * 1024 * 1024)
 
+#define CA_FILES_MAX 4
+
 struct options {
 	const char *flash;
+	const char *ca_files[CA_FILES_MAX];
+	int ca_count;
 	unsigned long flash_bytes;
 	bool flash_erase;
 	bool pty;
@@ -48,9 +52,12 @@ static void usage(FILE *out, const char *prog)
 		"  --flash_erase       erase the image before mounting\n"
 		"  --pty               put the console on a new pseudo terminal instead of\n"
 		"                      stdin/stdout and print its path\n"
+		"  --ca=FILE           also trust the CA certificates of this PEM file for\n"
+		"                      TLS (up to %d times)\n"
 		"  --version           print the version and exit\n"
 		"  --help              this text\n",
-		prog, FLASH_DEFAULT_PATH, POSIX_FLASH_BLOCK_BYTES, POSIX_FLASH_DEFAULT_BYTES);
+		prog, FLASH_DEFAULT_PATH, POSIX_FLASH_BLOCK_BYTES, POSIX_FLASH_DEFAULT_BYTES,
+		CA_FILES_MAX);
 }
 
 /* Accepts "--name=value" and "--name value". Returns the value or NULL. */
@@ -101,6 +108,13 @@ static int parse_options(int argc, char **argv, struct options *opt)
 					POSIX_FLASH_BLOCK_BYTES, POSIX_FLASH_MIN_BYTES);
 				return -EINVAL;
 			}
+		} else if ((value = option_value(argc, argv, &i, "--ca")) != NULL) {
+			if (value[0] == '\0' || opt->ca_count == CA_FILES_MAX) {
+				fprintf(stderr, "error: --ca needs a file name, at most %d times\n",
+					CA_FILES_MAX);
+				return -EINVAL;
+			}
+			opt->ca_files[opt->ca_count++] = value;
 		} else if ((value = option_value(argc, argv, &i, "--flash")) != NULL) {
 			if (value[0] == '\0') {
 				fprintf(stderr, "error: --flash needs a file name\n");
@@ -159,6 +173,14 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	for (int i = 0; i < opt.ca_count; i++) {
+		err = posix_net_add_ca_file(opt.ca_files[i]);
+		if (err < 0) {
+			fprintf(stderr, "error: cannot use %s as CA certificates: %s\n",
+				opt.ca_files[i], strerror(-err));
+			return 2;
+		}
+	}
 	err = posix_flash_mount(opt.flash, (uint32_t)opt.flash_bytes, opt.flash_erase);
 	if (err != 0) {
 		fprintf(stderr, "error: cannot mount %s at /lfs: %s\n", opt.flash, strerror(-err));

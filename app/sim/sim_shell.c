@@ -17,7 +17,7 @@
 
 /* Room for `agent ask` with a maximal prompt. */
 #define LINE_MAX_BYTES	(CONFIG_AGENT_PROMPT_MAX_LEN + 64)
-#define ARGV_MAX	20
+#define ARGV_MAX	255 /* as CONFIG_SHELL_ARGC_MAX in prj.conf: a prompt is many words */
 #define POLL_PERIOD_MS	100
 
 enum esc_state {

@@ -10,6 +10,7 @@
 #include "agent_cmd_internal.h"
 #include "agent_print.h"
 #include "agent_version.h"
+#include "provider.h"
 
 static struct agent_config config;
 /* Why the stored configuration could not be loaded at boot, or 0. */
@@ -26,7 +27,21 @@ int agent_init(void)
 	 * fresh `config` may be what repairs the store.
 	 */
 	load_error = agent_config_load(&config);
-	return load_error;
+	/* The stream path's pools exist from boot, so status shows them before any request. */
+	int err = provider_init();
+
+	return load_error != 0 ? load_error : err;
+}
+
+static int print_pool(const struct agent_pool_stats *s, void *user_data)
+{
+	static const char *const class_names[AGENT_MEM_CLASS_COUNT] = {"internal", "psram"};
+
+	agent_printf(user_data, "pool:      %-8s %u/%u free (lowest %u), %u B blocks, %s\n", s->name,
+		     (unsigned int)s->blocks_free, (unsigned int)s->blocks_total,
+		     (unsigned int)s->blocks_free_min, (unsigned int)s->block_bytes,
+		     class_names[s->mem_class]);
+	return 0;
 }
 
 static int cmd_status(struct agent_console *console, int argc, char **argv)
@@ -59,6 +74,7 @@ static int cmd_status(struct agent_console *console, int argc, char **argv)
 		agent_printf(console, "settings:  %u stored value(s) were invalid; defaults used\n",
 			     (unsigned int)config.invalid_loaded);
 	}
+	agent_pool_foreach(print_pool, console);
 	return 0;
 }
 
@@ -80,6 +96,8 @@ static int cmd_forget(struct agent_console *console, int argc, char **argv)
 }
 
 static const struct agent_subcmd subcmds[] = {
+	{"ask", "ask PROMPT", "one request to the provider, answer streamed, nothing stored",
+	 agent_cmd_ask_exec},
 	{"config", "config NAME [VALUE]", "show or change a setting", agent_cmd_config_exec},
 	{"status", "status", "show the configuration and the protocol it selects", cmd_status},
 	{"forget", "forget", "erase every agent setting, the key included", cmd_forget},

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "agent_cmd_internal.h"
+#include "agent_keys.h"
 #include "agent_print.h"
 
 #define KEY_NAME "key"
@@ -77,23 +78,6 @@ static void secret_finish(struct agent_console *console, bool save)
 	wipe(&secret, sizeof(secret));
 }
 
-/*
- * A cursor or function key (ESC [ ... final byte) cancels like Esc; its remaining bytes
- * must not reach the shell as typed text.
- */
-static size_t csi_length(const uint8_t *rest, size_t len, uint8_t first)
-{
-	if (first != 0x1b || len == 0 || rest[0] != '[') {
-		return 0;
-	}
-	for (size_t i = 1; i < len; i++) {
-		if (rest[i] >= 0x40 && rest[i] <= 0x7e) {
-			return i + 1;
-		}
-	}
-	return len;
-}
-
 static size_t secret_input(struct agent_console *console, const uint8_t *data, size_t len,
 			   void *user_data)
 {
@@ -106,9 +90,12 @@ static size_t secret_input(struct agent_console *console, const uint8_t *data, s
 			secret_finish(console, true);
 			return i + 1;
 		}
-		if (c == 0x1b || c == 0x03) { /* Esc or Ctrl-C */
+		if (c == AGENT_KEY_ESC || c == AGENT_KEY_CTRL_C) {
 			secret_finish(console, false);
-			return i + 1 + csi_length(data + i + 1, len - i - 1, c);
+			/* A cursor key cancels like Esc; its other bytes must not reach the shell. */
+			return i + 1 +
+			       (c == AGENT_KEY_ESC ? agent_key_csi_length(data + i + 1, len - i - 1)
+						   : 0);
 		}
 		if (c == 0x7f || c == 0x08) {
 			if (secret.typed > 0) {

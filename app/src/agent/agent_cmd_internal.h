@@ -18,4 +18,7 @@ struct agent_config *agent_cmd_config(void);
 /** `agent config ...`; argv[0] is "agent", argv[1] is "config". */
 int agent_cmd_config_exec(struct agent_console *console, int argc, char **argv);
 
+/** `agent ask PROMPT...` (agent_ask.c). */
+int agent_cmd_ask_exec(struct agent_console *console, int argc, char **argv);
+
 #endif /* AGENT_CMD_INTERNAL_H */

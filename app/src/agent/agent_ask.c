@@ -1,0 +1,250 @@
+/*
+ * `agent ask PROMPT`: one request to the configured provider, the answer streamed to the
+ * console, token usage at the end, nothing stored. The request runs on the foreground worker
+ * thread; the console is in bypass meanwhile, so Esc can cancel, and it stays there after
+ * the answer until Esc or the app-exit key (Ctrl-X) returns to the shell.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "agent_board_prompt.h"
+#include "agent_cmd_internal.h"
+#include "agent_keys.h"
+#include "agent_print.h"
+#include "provider.h"
+
+#define CALL_SHOWN_MAX 200 /* bytes of a tool call's arguments shown */
+
+static struct {
+	volatile bool busy;	 /* from `agent ask` until the frontend closed */
+	volatile bool running;	 /* the worker is in the request */
+	volatile bool leave;	 /* Esc while running: return to the shell when it ends */
+	struct agent_console *console;
+	struct agent_thread *thread;
+	struct agent_cancel cancel;
+	char prompt[CONFIG_AGENT_PROMPT_MAX_LEN + 1];
+	char key[CONFIG_AGENT_KEY_MAX_LEN + 1];
+	char instructions[256];
+	struct provider_usage usage;
+	bool usage_seen;
+	bool text_shown;
+	bool line_open; /* the last output did not end a line */
+} ask;
+
+static void wipe(void *buf, size_t len)
+{
+	volatile unsigned char *p = buf;
+
+	while (len-- > 0) {
+		*p++ = 0;
+	}
+}
+
+static void out(const char *text, size_t len)
+{
+	if (len == 0) {
+		return;
+	}
+	agent_console_write(ask.console, text, len);
+	ask.line_open = text[len - 1] != '\n';
+}
+
+static void end_line(void)
+{
+	if (ask.line_open) {
+		out("\n", 1);
+	}
+}
+
+static int on_event(void *user_data, const struct provider_event *ev)
+{
+	char line[CALL_SHOWN_MAX + PROVIDER_NAME_MAX + 32];
+
+	(void)user_data;
+	switch (ev->type) {
+	case PROVIDER_TEXT:
+		out(ev->text.text, ev->text.len);
+		ask.text_shown = true;
+		break;
+	case PROVIDER_REASONING:
+		/* Reasoning is not part of the answer; usage reports its tokens. */
+		break;
+	case PROVIDER_TOOL_CALL: {
+		size_t n = ev->call.arguments_len;
+
+		end_line();
+		snprintf(line, sizeof(line), "[tool call] %s %.*s%s\n", ev->call.name,
+			 (int)(n > CALL_SHOWN_MAX ? CALL_SHOWN_MAX : n), ev->call.arguments,
+			 n > CALL_SHOWN_MAX ? "..." : "");
+		out(line, strlen(line));
+		break;
+	}
+	case PROVIDER_USAGE:
+		ask.usage = ev->usage;
+		ask.usage_seen = true;
+		break;
+	case PROVIDER_DONE:
+		break;
+	case PROVIDER_ERROR:
+		end_line();
+		agent_error(ask.console, "%s", ev->error.message);
+		ask.line_open = false;
+		break;
+	}
+	return 0;
+}
+
+static void worker(void *user_data)
+{
+	int n = agent_config_key_get(ask.key, sizeof(ask.key));
+	struct provider_request req = {
+		.config = agent_cmd_config(),
+		.key = n > 0 ? ask.key : NULL,
+		.instructions = ask.instructions,
+		.prompt = ask.prompt,
+		.cancel = &ask.cancel,
+		.emit = on_event,
+	};
+
+	(void)user_data;
+	provider_run(&req);
+	wipe(ask.key, sizeof(ask.key));
+	wipe(ask.prompt, sizeof(ask.prompt));
+	end_line();
+	if (ask.usage_seen) {
+		agent_printf(ask.console, "tokens: input %u, output %u, total %u\n",
+			     (unsigned int)ask.usage.input_tokens,
+			     (unsigned int)ask.usage.output_tokens,
+			     (unsigned int)ask.usage.total_tokens);
+	}
+	ask.running = false;
+	if (ask.leave) {
+		ask.busy = false;
+		agent_console_set_bypass(ask.console, NULL, NULL);
+		return;
+	}
+	agent_puts(ask.console, "[Esc or Ctrl-X returns to the shell]\n");
+}
+
+static size_t ask_input(struct agent_console *console, const uint8_t *data, size_t len,
+			void *user_data)
+{
+	(void)user_data;
+	for (size_t i = 0; i < len; i++) {
+		uint8_t c = data[i];
+		size_t csi;
+
+		if (c != AGENT_KEY_ESC && c != AGENT_KEY_APP_EXIT && c != AGENT_KEY_CTRL_C) {
+			continue;
+		}
+		csi = c == AGENT_KEY_ESC ? agent_key_csi_length(data + i + 1, len - i - 1) : 0;
+		if (csi > 0) {
+			i += csi; /* a cursor key: not Esc */
+			continue;
+		}
+		if (ask.running) {
+			ask.leave = true;
+			agent_cancel_raise(&ask.cancel);
+			continue;
+		}
+		ask.busy = false;
+		agent_console_set_bypass(console, NULL, NULL);
+		return i + 1;
+	}
+	return len;
+}
+
+static int join_previous(struct agent_console *console)
+{
+	if (ask.thread == NULL) {
+		return 0;
+	}
+	int err = agent_thread_join(ask.thread, 2000);
+
+	if (err != 0) {
+		agent_error(console, "the previous request has not ended yet");
+		return err;
+	}
+	ask.thread = NULL;
+	return 0;
+}
+
+static int join_prompt(int argc, char **argv, struct agent_console *console)
+{
+	size_t len = 0;
+
+	for (int i = 2; i < argc; i++) {
+		size_t n = strlen(argv[i]);
+
+		if (len + (i > 2) + n > CONFIG_AGENT_PROMPT_MAX_LEN) {
+			agent_error(console, "the prompt is too long (at most %d bytes)",
+				    CONFIG_AGENT_PROMPT_MAX_LEN);
+			return -EINVAL;
+		}
+		if (i > 2) {
+			ask.prompt[len++] = ' ';
+		}
+		memcpy(ask.prompt + len, argv[i], n);
+		len += n;
+	}
+	ask.prompt[len] = '\0';
+	if (len == 0) {
+		agent_error(console, "the prompt is empty");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int agent_cmd_ask_exec(struct agent_console *console, int argc, char **argv)
+{
+	const struct agent_config *cfg = agent_cmd_config();
+	int err;
+
+	if (argc < 3) {
+		agent_error(console, "usage: agent ask PROMPT");
+		return -EINVAL;
+	}
+	if (ask.busy) {
+		agent_error(console, "a request is already running");
+		return -EBUSY;
+	}
+	if (cfg->endpoint[0] == '\0') {
+		agent_error(console, "no endpoint: set one with agent config endpoint URL");
+		return -EINVAL;
+	}
+	if (cfg->model[0] == '\0') {
+		agent_error(console, "no model: set one with agent config model NAME");
+		return -EINVAL;
+	}
+	err = join_previous(console);
+	if (err != 0) {
+		return err;
+	}
+	err = join_prompt(argc, argv, console);
+	if (err != 0) {
+		return err;
+	}
+	agent_board_instructions(ask.instructions, sizeof(ask.instructions));
+	ask.console = console;
+	ask.usage_seen = false;
+	ask.text_shown = false;
+	ask.line_open = false;
+	ask.leave = false;
+	agent_cancel_reset(&ask.cancel);
+	ask.busy = true;
+	ask.running = true;
+	agent_console_set_bypass(console, ask_input, NULL);
+	err = agent_thread_start(&ask.thread, "agent", CONFIG_AGENT_WORKER_STACK_SIZE, worker,
+				 NULL);
+	if (err != 0) {
+		agent_console_set_bypass(console, NULL, NULL);
+		ask.busy = false;
+		ask.running = false;
+		wipe(ask.prompt, sizeof(ask.prompt));
+		agent_error(console, "cannot start the request worker (error %d)", err);
+		return err;
+	}
+	return 0;
+}

@@ -1,0 +1,669 @@
+/*
+ * One provider turn: the request over HTTP, the response through SSE and the streaming
+ * JSON tokenizer into the protocol's adapter (provider_responses.c, provider_chat.c), and
+ * HTTP and network failures turned into one clear error event.
+ */
+#include "provider.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "http.h"
+#include "provider_internal.h"
+
+/* Strings of one event whose meaning is not known yet, tool-call arguments: each a block. */
+#define STREAM_BLOCK_BYTES (((CONFIG_AGENT_TOOL_ARGS_MAX_LEN + 1) + 7) & ~7)
+#define STREAM_BLOCKS	   (2 + PROVIDER_CALL_SLOTS)
+#define BODY_BYTES	   ((CONFIG_AGENT_PROVIDER_REQUEST_BODY_SIZE + 7) & ~7)
+
+static uint8_t stream_buf[STREAM_BLOCKS * STREAM_BLOCK_BYTES] AGENT_PSRAM_ATTR;
+static uint8_t body_buf[BODY_BYTES] AGENT_PSRAM_ATTR;
+static struct agent_pool *stream_pool;
+static struct agent_pool *body_pool;
+static struct provider_turn turn;
+
+/* ---- captures ------------------------------------------------------------------------------ */
+
+void capture_init(struct capture *c, char *buf, size_t cap)
+{
+	c->buf = buf;
+	c->cap = cap;
+	capture_reset(c);
+}
+
+void capture_reset(struct capture *c)
+{
+	c->len = 0;
+	c->truncated = false;
+	if (c->buf != NULL) {
+		c->buf[0] = '\0';
+	}
+}
+
+void capture_add(struct capture *c, const char *text, size_t len)
+{
+	size_t room = c->cap - c->len;
+
+	if (len > room) {
+		len = room;
+		c->truncated = true;
+	}
+	memcpy(c->buf + c->len, text, len);
+	c->len += len;
+	c->buf[c->len] = '\0';
+}
+
+bool capture_is(const struct capture *c, const char *text)
+{
+	return !c->truncated && strcmp(c->buf, text) == 0;
+}
+
+int32_t parse_int32(const char *text, size_t len)
+{
+	int64_t value = 0;
+
+	if (len == 0) {
+		return -1;
+	}
+	for (size_t i = 0; i < len; i++) {
+		if (text[i] < '0' || text[i] > '9' || value > INT32_MAX / 10) {
+			return -1;
+		}
+		value = value * 10 + (text[i] - '0');
+	}
+	return value > INT32_MAX ? -1 : (int32_t)value;
+}
+
+/* ---- emitters ------------------------------------------------------------------------------ */
+
+static int emit(struct provider_turn *t, const struct provider_event *ev)
+{
+	int ret = t->req->emit(t->req->user_data, ev);
+
+	if (ret != 0 && t->stop == 0) {
+		t->stop = ret;
+	}
+	return t->stop;
+}
+
+int turn_emit_text(struct provider_turn *t, const char *text, size_t len, bool reasoning)
+{
+	struct provider_event ev = {.type = reasoning ? PROVIDER_REASONING : PROVIDER_TEXT};
+
+	if (t->failed || len == 0) {
+		return t->stop;
+	}
+	if (t->output_bytes + len > CONFIG_AGENT_MODEL_OUTPUT_MAX) {
+		len = CONFIG_AGENT_MODEL_OUTPUT_MAX - t->output_bytes;
+		if (len > 0) {
+			ev.text.text = text;
+			ev.text.len = len;
+			emit(t, &ev);
+		}
+		t->output_bytes = CONFIG_AGENT_MODEL_OUTPUT_MAX;
+		turn_emit_error(t, PROVIDER_ERR_LIMIT,
+				"model output reached the limit of this turn; the rest was not read");
+		return t->stop;
+	}
+	t->output_bytes += len;
+	if (!reasoning) {
+		t->text_seen = true;
+	}
+	ev.text.text = text;
+	ev.text.len = len;
+	return emit(t, &ev);
+}
+
+int turn_emit_error(struct provider_turn *t, enum provider_error kind, const char *message)
+{
+	struct provider_event ev = {.type = PROVIDER_ERROR};
+
+	if (t->failed) {
+		return t->stop;
+	}
+	t->failed = true;
+	ev.error.kind = kind;
+	ev.error.status = t->status_code;
+	ev.error.retry_after_s = t->retry_after_s;
+	ev.error.message = (message != NULL && message[0] != '\0') ? message : "unknown error";
+	emit(t, &ev);
+	/* Nothing follows an error: stop reading the stream. */
+	if (t->stop == 0) {
+		t->stop = 1;
+	}
+	return t->stop;
+}
+
+int turn_emit_call(struct provider_turn *t, struct call_slot *slot)
+{
+	struct provider_event ev = {.type = PROVIDER_TOOL_CALL};
+
+	if (slot->emitted || t->failed) {
+		return t->stop;
+	}
+	slot->emitted = true;
+	if (slot->args.truncated) {
+		return turn_emit_error(t, PROVIDER_ERR_LIMIT,
+				       "tool call arguments exceed the limit of 4095 bytes");
+	}
+	t->call_seen = true;
+	ev.call.call_id = slot->call_id[0] != '\0' ? slot->call_id : slot->item_id;
+	ev.call.name = slot->name;
+	ev.call.arguments = slot->args.buf;
+	ev.call.arguments_len = slot->args.len;
+	return emit(t, &ev);
+}
+
+struct call_slot *turn_call_find(struct provider_turn *t, int32_t key, const char *item_id,
+				 bool create)
+{
+	struct call_slot *free_slot = NULL;
+
+	for (size_t i = 0; i < PROVIDER_CALL_SLOTS; i++) {
+		struct call_slot *s = &t->calls[i];
+
+		if (!s->used) {
+			if (free_slot == NULL) {
+				free_slot = s;
+			}
+			continue;
+		}
+		if (key >= 0 && s->key == key) {
+			return s;
+		}
+		if (key < 0 && item_id != NULL && item_id[0] != '\0' &&
+		    strcmp(s->item_id, item_id) == 0) {
+			return s;
+		}
+	}
+	if (!create) {
+		return NULL;
+	}
+	if (free_slot == NULL) {
+		turn_emit_error(t, PROVIDER_ERR_LIMIT, "more simultaneous tool calls than supported");
+		return NULL;
+	}
+	free_slot->used = true;
+	free_slot->emitted = false;
+	free_slot->key = key;
+	free_slot->call_id[0] = '\0';
+	free_slot->name[0] = '\0';
+	snprintf(free_slot->item_id, sizeof(free_slot->item_id), "%s",
+		 item_id != NULL ? item_id : "");
+	capture_reset(&free_slot->args);
+	return free_slot;
+}
+
+void turn_event_reset(struct provider_turn *t)
+{
+	capture_reset(&t->type_cap);
+	capture_reset(&t->item_id_cap);
+	capture_reset(&t->pending);
+	capture_reset(&t->aux);
+	capture_reset(&t->item_type_cap);
+	capture_reset(&t->call_id_cap);
+	capture_reset(&t->name_cap);
+	capture_reset(&t->err_message_cap);
+	capture_reset(&t->err_code_cap);
+	capture_reset(&t->status_cap);
+	capture_reset(&t->reason_cap);
+	t->pending_kind = PENDING_NONE;
+	t->output_index = -1;
+	t->element_index = -1;
+	t->choice_index = -1;
+	t->err_seen = false;
+	t->json_error = false;
+	t->done_marker = false;
+	t->probe_len = 0;
+	t->probing = true;
+}
+
+/* ---- SSE and JSON glue --------------------------------------------------------------------- */
+
+static int on_json(void *user_data, const struct json_stream *js, const struct json_value *v);
+
+static void json_feed(struct provider_turn *t, const char *data, size_t len)
+{
+	if (t->json_error || len == 0) {
+		return;
+	}
+	int ret = json_stream_feed(&t->json, data, len);
+
+	if (ret < 0) {
+		/* Not JSON: the event is skipped (servers send the odd keep-alive payload). */
+		t->json_error = true;
+	}
+}
+
+/* Hold the first bytes of an event's data until they can no longer be "[DONE]". */
+static void probe_flush(struct provider_turn *t)
+{
+	t->probing = false;
+	json_feed(t, t->probe, t->probe_len);
+}
+
+static int sse_on_data(void *user_data, const char *data, size_t len, bool first)
+{
+	static const char done[] = "[DONE]";
+	struct provider_turn *t = user_data;
+
+	if (first) {
+		turn_event_reset(t);
+		json_stream_reset(&t->json);
+	}
+	while (t->probing && len > 0) {
+		if (t->probe_len == sizeof(done) - 1 || data[0] != done[t->probe_len]) {
+			probe_flush(t);
+			break;
+		}
+		t->probe[t->probe_len++] = data[0];
+		data++;
+		len--;
+	}
+	if (!t->probing) {
+		json_feed(t, data, len);
+	}
+	return t->stop;
+}
+
+static int sse_on_event(void *user_data, const char *event_type)
+{
+	struct provider_turn *t = user_data;
+
+	(void)event_type; /* dispatch is on the JSON "type": servers differ in event lines */
+	if (t->probing && t->probe_len == 6) {
+		t->terminal = true;
+		return t->stop;
+	}
+	if (t->probing) {
+		probe_flush(t);
+	}
+	if (!t->json_error && json_stream_finish(&t->json) == 0) {
+		t->adapter->on_event_end(t);
+	}
+	return t->stop;
+}
+
+static void sse_on_discard(void *user_data)
+{
+	turn_event_reset(user_data);
+}
+
+static const struct sse_callbacks sse_cb = {
+	.on_data = sse_on_data,
+	.on_event = sse_on_event,
+	.on_discard = sse_on_discard,
+};
+
+/* ---- HTTP glue ----------------------------------------------------------------------------- */
+
+static bool status_ok(const struct provider_turn *t)
+{
+	return t->status_code >= 200 && t->status_code < 300;
+}
+
+static int on_json(void *user_data, const struct json_stream *js, const struct json_value *v)
+{
+	struct provider_turn *t = user_data;
+
+	if (status_ok(t)) {
+		return t->adapter->on_value(t, js, v);
+	}
+	/* An error body: OpenAI {"error":{"message","type","code"}}, vLLM {"message",...}. */
+	if (v->token == JSON_STRING &&
+	    (json_stream_path_is(js, "error.message") || json_stream_path_is(js, "message"))) {
+		if (v->first) {
+			capture_reset(&t->err_message_cap);
+		}
+		capture_add(&t->err_message_cap, v->text, v->len);
+		t->err_seen = true;
+	} else if ((v->token == JSON_STRING || v->token == JSON_NUMBER) &&
+		   (json_stream_path_is(js, "error.code") || json_stream_path_is(js, "error.type"))) {
+		/* A code names the cause best; the type serves when the code is null. */
+		if (json_stream_path_is(js, "error.type") && t->err_code_cap.len > 0) {
+			return 0;
+		}
+		if (v->first || v->token == JSON_NUMBER) {
+			capture_reset(&t->err_code_cap);
+		}
+		capture_add(&t->err_code_cap, v->text, v->len);
+	}
+	return 0;
+}
+
+static int http_on_status(void *user_data, int status)
+{
+	struct provider_turn *t = user_data;
+
+	t->status_code = status;
+	turn_event_reset(t);
+	json_stream_reset(&t->json);
+	return 0;
+}
+
+static int http_on_header(void *user_data, const char *name, const char *value)
+{
+	struct provider_turn *t = user_data;
+
+	if (strcmp(name, "retry-after") == 0) {
+		int32_t s = parse_int32(value, strlen(value));
+
+		t->retry_after_s = s > 0 ? (uint32_t)s : 0;
+	} else if (strcmp(name, "content-type") == 0) {
+		t->content_json = strncmp(value, "application/json", 16) == 0;
+	}
+	return 0;
+}
+
+static int http_on_body(void *user_data, const char *data, size_t len)
+{
+	struct provider_turn *t = user_data;
+
+	if (status_ok(t)) {
+		int ret = sse_feed(&t->sse, data, len);
+
+		return ret != 0 ? ret : t->stop;
+	}
+	/* Keep the start of the body for servers that answer errors in plain text. */
+	for (size_t i = 0; i < len && t->http_raw_len < sizeof(t->http_raw) - 1; i++) {
+		char c = data[i];
+
+		t->http_raw[t->http_raw_len++] = (c >= 0x20 && c < 0x7f) ? c : ' ';
+	}
+	t->http_raw[t->http_raw_len] = '\0';
+	json_feed(t, data, len);
+	return 0;
+}
+
+static const struct http_callbacks http_cb = {
+	.on_status = http_on_status,
+	.on_header = http_on_header,
+	.on_body = http_on_body,
+};
+
+static bool code_is(const struct provider_turn *t, const char *code)
+{
+	return strcmp(t->err_code, code) == 0;
+}
+
+static void http_error(struct provider_turn *t, char *line, size_t len)
+{
+	const char *detail = t->err_message_cap.len > 0 ? t->err_message
+			     : t->http_raw_len > 0	? t->http_raw
+							: "no details";
+	const char *what;
+	int s = t->status_code;
+
+	if (s == 400) {
+		what = "bad request";
+	} else if (s == 401) {
+		what = "authentication failed (check agent config key)";
+	} else if (s == 403) {
+		what = "forbidden";
+	} else if (s == 404) {
+		what = "not found (check the endpoint URL and the model)";
+	} else if (s == 429 && (code_is(t, "insufficient_quota"))) {
+		what = "insufficient quota; retrying will not help";
+	} else if (s == 429) {
+		what = "rate limited";
+	} else if (s == 503) {
+		what = "service unavailable";
+	} else if (s >= 500) {
+		what = "server error";
+	} else {
+		what = "unexpected status";
+	}
+	if (t->retry_after_s > 0) {
+		snprintf(line, len, "HTTP %d %s, retry after %u s: %s", s, what,
+			 (unsigned int)t->retry_after_s, detail);
+	} else {
+		snprintf(line, len, "HTTP %d %s: %s", s, what, detail);
+	}
+}
+
+static void network_error(struct provider_turn *t, int err, const struct http_url *url,
+			  char *line, size_t len)
+{
+	enum provider_error kind = PROVIDER_ERR_NETWORK;
+
+	switch (err) {
+	case -ETIMEDOUT:
+		kind = PROVIDER_ERR_TIMEOUT;
+		snprintf(line, len, "no data from %s for %d s", url->host, CONFIG_AGENT_IO_TIMEOUT_S);
+		break;
+	case -ETIME:
+		kind = PROVIDER_ERR_TIMEOUT;
+		snprintf(line, len, "the request took longer than %d s",
+			 CONFIG_AGENT_REQUEST_DEADLINE_S);
+		break;
+	case -ECANCELED:
+		kind = PROVIDER_ERR_CANCELLED;
+		snprintf(line, len, "cancelled");
+		break;
+	case -EHOSTUNREACH:
+		snprintf(line, len, "cannot resolve %s", url->host);
+		break;
+	case -ECONNREFUSED:
+		snprintf(line, len, "connection refused by %s:%u", url->host,
+			 (unsigned int)url->port);
+		break;
+	case -EACCES:
+		snprintf(line, len, "TLS: the certificate of %s is not trusted", url->host);
+		break;
+	case -ECONNABORTED:
+		snprintf(line, len, "TLS handshake with %s failed", url->host);
+		break;
+	case -ECONNRESET:
+		kind = status_ok(t) ? PROVIDER_ERR_TRUNCATED : PROVIDER_ERR_NETWORK;
+		snprintf(line, len, "the connection closed before the %s ended",
+			 status_ok(t) ? "turn" : "response");
+		break;
+	case -EPROTO:
+		snprintf(line, len, "malformed HTTP response from %s", url->host);
+		break;
+	case -EMSGSIZE:
+		snprintf(line, len, "HTTP response headers from %s are too large", url->host);
+		break;
+	default:
+		snprintf(line, len, "network error %d talking to %s", err, url->host);
+		break;
+	}
+	turn_emit_error(t, kind, line);
+}
+
+static void turn_init(struct provider_turn *t, const struct provider_request *req, uint8_t *blocks[])
+{
+	memset(t, 0, sizeof(*t));
+	t->req = req;
+	t->protocol = agent_config_protocol(req->config->endpoint);
+	t->adapter = t->protocol == AGENT_PROTOCOL_RESPONSES ? &provider_responses_adapter
+							      : &provider_chat_adapter;
+	capture_init(&t->type_cap, t->type, FIELD_SMALL);
+	capture_init(&t->item_id_cap, t->item_id, PROVIDER_ID_MAX);
+	capture_init(&t->item_type_cap, t->item_type, FIELD_SMALL);
+	capture_init(&t->call_id_cap, t->call_id, PROVIDER_ID_MAX);
+	capture_init(&t->name_cap, t->name, PROVIDER_NAME_MAX);
+	capture_init(&t->err_message_cap, t->err_message, PROVIDER_MESSAGE_MAX);
+	capture_init(&t->err_code_cap, t->err_code, FIELD_SMALL);
+	capture_init(&t->status_cap, t->status, FIELD_SMALL);
+	capture_init(&t->reason_cap, t->reason, FIELD_SMALL);
+	capture_init(&t->response_id_cap, t->response_id, PROVIDER_ID_MAX);
+	capture_init(&t->pending, (char *)blocks[0], CONFIG_AGENT_TOOL_ARGS_MAX_LEN);
+	capture_init(&t->aux, (char *)blocks[1], CONFIG_AGENT_TOOL_ARGS_MAX_LEN);
+	for (size_t i = 0; i < PROVIDER_CALL_SLOTS; i++) {
+		capture_init(&t->calls[i].args, (char *)blocks[2 + i], CONFIG_AGENT_TOOL_ARGS_MAX_LEN);
+	}
+	sse_init(&t->sse, &sse_cb, t);
+	json_stream_init(&t->json, on_json, t);
+	turn_event_reset(t);
+}
+
+/* ---- one turn ------------------------------------------------------------------------------ */
+
+int provider_init(void)
+{
+	int err = 0;
+
+	if (stream_pool == NULL) {
+		err = agent_pool_init(&stream_pool, "stream", stream_buf, STREAM_BLOCK_BYTES,
+				      STREAM_BLOCKS, AGENT_MEM_PSRAM);
+	}
+	if (err == 0 && body_pool == NULL) {
+		err = agent_pool_init(&body_pool, "request", body_buf, BODY_BYTES, 1,
+				      AGENT_MEM_PSRAM);
+	}
+	return err;
+}
+
+size_t provider_stream_peak_bytes(void)
+{
+	struct agent_pool_stats s;
+	size_t peak = 0;
+
+	if (stream_pool != NULL && agent_pool_stats_get(stream_pool, &s) == 0) {
+		peak += (s.blocks_total - s.blocks_free_min) * s.block_bytes;
+	}
+	if (body_pool != NULL && agent_pool_stats_get(body_pool, &s) == 0) {
+		peak += (s.blocks_total - s.blocks_free_min) * s.block_bytes;
+	}
+	return peak;
+}
+
+/* Returns 0 when the turn completed (the caller emits usage and done), else negative. */
+static int run_turn(const struct provider_request *req, const struct http_url *url,
+		    const char *body, size_t body_len, uint8_t *blocks[])
+{
+	struct provider_turn *t = &turn;
+	char line[PROVIDER_LINE_MAX];
+	struct http_request hreq = {
+		.url = url,
+		.bearer = req->key,
+		.content_type = "application/json",
+		.accept = "text/event-stream",
+		.body = body,
+		.body_len = body_len,
+		.io_timeout_ms = CONFIG_AGENT_IO_TIMEOUT_S * 1000u,
+		.deadline_ms = CONFIG_AGENT_REQUEST_DEADLINE_S * 1000u,
+		.cancel = req->cancel,
+	};
+	int ret;
+
+	turn_init(t, req, blocks);
+	ret = http_post(&hreq, &http_cb, t);
+	if (t->failed) {
+		return -EIO;
+	}
+	if (ret < 0 && !(ret == -ECONNRESET && t->terminal)) {
+		network_error(t, ret, url, line, sizeof(line));
+		return ret;
+	}
+	if (t->stop != 0) {
+		return -EIO;
+	}
+	if (!status_ok(t)) {
+		json_stream_finish(&t->json);
+		http_error(t, line, sizeof(line));
+		turn_emit_error(t, PROVIDER_ERR_HTTP, line);
+		return -EIO;
+	}
+	sse_finish(&t->sse);
+	t->adapter->on_stream_end(t);
+	if (t->failed) {
+		return -EIO;
+	}
+	if (!t->terminal) {
+		turn_emit_error(t, PROVIDER_ERR_TRUNCATED,
+				"the stream ended before the turn completed");
+		return -EIO;
+	}
+	return 0;
+}
+
+int provider_run(const struct provider_request *req)
+{
+	struct http_url url;
+	struct json_writer w;
+	uint8_t *blocks[STREAM_BLOCKS] = {0};
+	char *body = NULL;
+	size_t body_len;
+	int ret;
+
+	ret = provider_init();
+	if (ret != 0) {
+		return ret;
+	}
+	ret = http_url_parse(req->config->endpoint, &url);
+	if (ret != 0) {
+		struct provider_event ev = {.type = PROVIDER_ERROR};
+
+		ev.error.kind = PROVIDER_ERR_INVALID;
+		ev.error.message = "no usable endpoint: set one with agent config endpoint URL";
+		req->emit(req->user_data, &ev);
+		return ret;
+	}
+	body = agent_pool_alloc(body_pool);
+	for (size_t i = 0; i < STREAM_BLOCKS; i++) {
+		blocks[i] = agent_pool_alloc(stream_pool);
+		if (blocks[i] == NULL) {
+			ret = -ENOMEM;
+		}
+	}
+	if (body == NULL || ret != 0) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	jw_init(&w, body, BODY_BYTES);
+	if (agent_config_protocol(req->config->endpoint) == AGENT_PROTOCOL_RESPONSES) {
+		ret = provider_responses_body(req, &w);
+	} else {
+		ret = provider_chat_body(req, url.host, &w);
+	}
+	if (ret < 0) {
+		struct provider_event ev = {.type = PROVIDER_ERROR};
+
+		ev.error.kind = PROVIDER_ERR_LIMIT;
+		ev.error.message = "the request does not fit the request buffer";
+		req->emit(req->user_data, &ev);
+		goto out;
+	}
+	body_len = (size_t)ret;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		ret = run_turn(req, &url, body, body_len, blocks);
+		if (ret != 0) {
+			break;
+		}
+		/* A stateless turn with neither text nor a tool call is asked once more. */
+		if (turn.protocol == AGENT_PROTOCOL_CHAT && !turn.text_seen && !turn.call_seen) {
+			if (attempt == 0) {
+				continue;
+			}
+			turn_emit_error(&turn, PROVIDER_ERR_INVALID,
+					"invalid response: the provider returned an empty turn twice");
+			ret = -EIO;
+			break;
+		}
+		struct provider_event ev = {.type = PROVIDER_USAGE};
+
+		if (turn.usage_seen) {
+			ev.usage = turn.usage;
+			emit(&turn, &ev);
+		}
+		ev = (struct provider_event){.type = PROVIDER_DONE};
+		ev.done.response_id = turn.response_id;
+		ev.done.finish_reason = turn.finish_reason;
+		emit(&turn, &ev);
+		ret = 0;
+		break;
+	}
+out:
+	for (size_t i = 0; i < STREAM_BLOCKS; i++) {
+		if (blocks[i] != NULL) {
+			agent_pool_free(stream_pool, blocks[i]);
+		}
+	}
+	if (body != NULL) {
+		agent_pool_free(body_pool, body);
+	}
+	return ret;
+}

@@ -1,0 +1,107 @@
+/*
+ * One provider turn over either wire protocol: the request body is written here, the
+ * response stream (HTTP body -> SSE -> streaming JSON) is read by the protocol's adapter,
+ * and the caller receives provider-neutral events. See docs/providers.md.
+ */
+#ifndef AGENT_PROVIDER_H
+#define AGENT_PROVIDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent_config.h"
+#include "agent_port.h"
+
+#define PROVIDER_ID_MAX	      95  /* response ids, call ids */
+#define PROVIDER_NAME_MAX     63  /* tool names */
+#define PROVIDER_MESSAGE_MAX  199 /* provider error messages shown to the user */
+#define PROVIDER_CALL_SLOTS   2	  /* tool calls tracked in one turn */
+
+enum provider_event_type {
+	PROVIDER_TEXT,	    /* a piece of the answer */
+	PROVIDER_REASONING, /* a piece of reasoning text the server chose to stream */
+	PROVIDER_TOOL_CALL, /* one complete tool call */
+	PROVIDER_USAGE,	    /* token counts of the turn */
+	PROVIDER_DONE,	    /* the turn completed */
+	PROVIDER_ERROR,	    /* the turn failed; nothing follows */
+};
+
+enum provider_error {
+	PROVIDER_ERR_NONE = 0,
+	PROVIDER_ERR_NETWORK,	 /* connect, TLS, reset, malformed HTTP */
+	PROVIDER_ERR_TIMEOUT,	 /* per-I/O timeout or request deadline */
+	PROVIDER_ERR_CANCELLED,	 /* Esc */
+	PROVIDER_ERR_HTTP,	 /* a non-2xx status; see status and message */
+	PROVIDER_ERR_STREAM,	 /* an error object or event inside a 200 stream */
+	PROVIDER_ERR_FAILED,	 /* response.failed */
+	PROVIDER_ERR_INCOMPLETE, /* response.incomplete */
+	PROVIDER_ERR_TRUNCATED,	 /* the stream ended before the turn completed */
+	PROVIDER_ERR_INVALID,	 /* malformed stream, or an empty turn twice */
+	PROVIDER_ERR_LIMIT,	 /* a bound was reached (output, arguments) */
+};
+
+struct provider_usage {
+	uint32_t input_tokens;
+	uint32_t output_tokens;
+	uint32_t total_tokens;
+	uint32_t reasoning_tokens;
+};
+
+struct provider_event {
+	enum provider_event_type type;
+	union {
+		struct {
+			const char *text;
+			size_t len;
+		} text; /* PROVIDER_TEXT, PROVIDER_REASONING */
+		struct {
+			const char *call_id;
+			const char *name;
+			const char *arguments; /* JSON text as the model wrote it */
+			size_t arguments_len;
+		} call;
+		struct provider_usage usage;
+		struct {
+			const char *response_id; /* continuation id (Responses), "" otherwise */
+			const char *finish_reason;
+		} done;
+		struct {
+			enum provider_error kind;
+			int status;	     /* HTTP status, 0 when none */
+			int code;	     /* negative errno for network kinds, else 0 */
+			uint32_t retry_after_s; /* Retry-After, 0 when absent */
+			const char *message; /* one line, bounded, never empty */
+		} error;
+	};
+};
+
+typedef int (*provider_event_fn)(void *user_data, const struct provider_event *event);
+
+/* What to ask. */
+struct provider_request {
+	const struct agent_config *config;
+	const char *key;	 /* NULL without a key */
+	const char *instructions;
+	const char *prompt;
+	const char *previous_response_id; /* Responses continuation, or NULL */
+	const struct agent_cancel *cancel;
+	provider_event_fn emit;
+	void *user_data;
+};
+
+/**
+ * Run one turn (with the one retry of an empty stateless turn). Every outcome arrives as
+ * events: text, reasoning and tool calls as they come, then usage and done, or one error.
+ * Returns 0 when the turn completed, or the negative errno / PROVIDER_ERR_* that ended it
+ * (as -EIO for the provider's own errors).
+ */
+int provider_run(const struct provider_request *req);
+
+/** Make the stream path's pools (once; later calls do nothing). */
+int provider_init(void);
+
+/** Peak bytes of the stream path's pools since boot (for agent status and benchmarks). */
+size_t provider_stream_peak_bytes(void);
+
+#endif /* AGENT_PROVIDER_H */

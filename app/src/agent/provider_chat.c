@@ -1,0 +1,207 @@
+/*
+ * The Chat Completions adapter. Each chunk is one JSON object; text comes from
+ * choices[].delta.content (a string, or an array of typed parts), reasoning from
+ * reasoning_content / reasoning / thinking parts, tool calls from choices[].delta.tool_calls
+ * keyed by their index (the element's position when a server sends none, as Mistral does).
+ * Keys may come in any order, so what depends on an index seen later waits in a buffer
+ * until its element ends. The turn ends with [DONE], or with a finish_reason and the end
+ * of the stream.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "provider_internal.h"
+
+#define CHOICE_PATH "choices.#"
+#define DELTA_PATH  "choices.#.delta"
+#define CALL_PATH   "choices.#.delta.tool_calls.#"
+
+static void capture_string(struct capture *c, const struct json_value *v)
+{
+	if (v->first) {
+		capture_reset(c);
+	}
+	capture_add(c, v->text, v->len);
+}
+
+/* Text of choice 0; other choices (n > 1, never requested) are not shown. */
+static void choice_text(struct provider_turn *t, const struct json_value *v, bool reasoning)
+{
+	if (t->choice_index > 0) {
+		return;
+	}
+	if (t->choice_index < 0) {
+		/* The index may still come: hold the text until the choice ends. */
+		if (t->pending_kind != PENDING_NONE &&
+		    t->pending_kind != (reasoning ? PENDING_REASONING : PENDING_TEXT)) {
+			return;
+		}
+		t->pending_kind = reasoning ? PENDING_REASONING : PENDING_TEXT;
+		capture_add(&t->pending, v->text, v->len);
+		return;
+	}
+	turn_emit_text(t, v->text, v->len, reasoning);
+}
+
+static void element_begin(struct provider_turn *t)
+{
+	t->element_index = -1;
+	capture_reset(&t->call_id_cap);
+	capture_reset(&t->name_cap);
+	capture_reset(&t->aux);
+}
+
+/* A tool_calls element ended: merge it into its call. */
+static void element_end(struct provider_turn *t, const struct json_stream *js)
+{
+	int depth = json_stream_depth(js);
+	int32_t key = t->element_index >= 0 ? t->element_index : json_stream_index(js, depth);
+	struct call_slot *slot = turn_call_find(t, key, NULL, true);
+
+	if (slot == NULL) {
+		return;
+	}
+	/* Continuation deltas may repeat an empty id or name: never overwrite with those. */
+	if (t->call_id_cap.len > 0 && slot->call_id[0] == '\0') {
+		memcpy(slot->call_id, t->call_id, t->call_id_cap.len + 1);
+	}
+	if (t->name_cap.len > 0 && slot->name[0] == '\0') {
+		memcpy(slot->name, t->name, t->name_cap.len + 1);
+	}
+	capture_add(&slot->args, t->aux.buf, t->aux.len);
+	if (t->aux.truncated) {
+		slot->args.truncated = true;
+	}
+}
+
+static int on_value(struct provider_turn *t, const struct json_stream *js,
+		    const struct json_value *v)
+{
+	switch (v->token) {
+	case JSON_OBJECT_BEGIN:
+		if (json_stream_path_is(js, CHOICE_PATH)) {
+			t->choice_index = -1;
+		} else if (json_stream_path_is(js, CALL_PATH)) {
+			element_begin(t);
+		}
+		return t->stop;
+	case JSON_OBJECT_END:
+		if (json_stream_path_is(js, CALL_PATH)) {
+			if (t->choice_index <= 0) {
+				element_end(t, js);
+			}
+		} else if (json_stream_path_is(js, CHOICE_PATH)) {
+			if (t->choice_index <= 0 && t->pending_kind != PENDING_NONE) {
+				turn_emit_text(t, t->pending.buf, t->pending.len,
+					       t->pending_kind == PENDING_REASONING);
+			}
+			capture_reset(&t->pending);
+			t->pending_kind = PENDING_NONE;
+		}
+		return t->stop;
+	case JSON_NUMBER: {
+		int32_t n = parse_int32(v->text, v->len);
+
+		if (json_stream_path_is(js, "choices.#.index")) {
+			t->choice_index = n;
+		} else if (json_stream_path_is(js, CALL_PATH ".index")) {
+			t->element_index = n;
+		} else if (json_stream_path_is(js, "usage.prompt_tokens")) {
+			t->usage.input_tokens = (uint32_t)(n < 0 ? 0 : n);
+			t->usage_seen = true;
+		} else if (json_stream_path_is(js, "usage.completion_tokens")) {
+			t->usage.output_tokens = (uint32_t)(n < 0 ? 0 : n);
+		} else if (json_stream_path_is(js, "usage.total_tokens")) {
+			t->usage.total_tokens = (uint32_t)(n < 0 ? 0 : n);
+		} else if (json_stream_path_is(js,
+					       "usage.completion_tokens_details.reasoning_tokens")) {
+			t->usage.reasoning_tokens = (uint32_t)(n < 0 ? 0 : n);
+		} else if (json_stream_path_is(js, "error.code")) {
+			capture_reset(&t->err_code_cap);
+			capture_add(&t->err_code_cap, v->text, v->len);
+			t->err_seen = true;
+		}
+		return t->stop;
+	}
+	case JSON_STRING:
+		break;
+	default:
+		return t->stop;
+	}
+
+	if (json_stream_path_is(js, DELTA_PATH ".content") ||
+	    json_stream_path_is(js, DELTA_PATH ".refusal") ||
+	    json_stream_path_is(js, DELTA_PATH ".content.#.text")) {
+		choice_text(t, v, false);
+	} else if (json_stream_path_is(js, DELTA_PATH ".reasoning_content") ||
+		   json_stream_path_is(js, DELTA_PATH ".reasoning") ||
+		   json_stream_path_is(js, DELTA_PATH ".content.#.thinking.#.text")) {
+		choice_text(t, v, true);
+	} else if (json_stream_path_is(js, CALL_PATH ".function.arguments")) {
+		capture_add(&t->aux, v->text, v->len);
+	} else if (json_stream_path_is(js, CALL_PATH ".function.name")) {
+		capture_string(&t->name_cap, v);
+	} else if (json_stream_path_is(js, CALL_PATH ".id")) {
+		capture_string(&t->call_id_cap, v);
+	} else if (json_stream_path_is(js, "choices.#.finish_reason")) {
+		capture_string(&t->reason_cap, v);
+	} else if (json_stream_path_is(js, "error.message")) {
+		capture_string(&t->err_message_cap, v);
+		t->err_seen = true;
+	} else if (json_stream_path_is(js, "error.code") || json_stream_path_is(js, "error.type")) {
+		if (json_stream_path_is(js, "error.type") && t->err_code_cap.len > 0) {
+			return t->stop;
+		}
+		capture_string(&t->err_code_cap, v);
+		t->err_seen = true;
+	}
+	return t->stop;
+}
+
+static int on_event_end(struct provider_turn *t)
+{
+	char line[PROVIDER_LINE_MAX];
+
+	if (t->err_seen) {
+		const char *msg = t->err_message_cap.len > 0 ? t->err_message : "no details";
+
+		if (t->err_code_cap.len > 0) {
+			snprintf(line, sizeof(line), "the provider reported an error (%s): %s",
+				 t->err_code, msg);
+		} else {
+			snprintf(line, sizeof(line), "the provider reported an error: %s", msg);
+		}
+		turn_emit_error(t, PROVIDER_ERR_STREAM, line);
+		return t->stop;
+	}
+	if (t->reason_cap.len > 0) {
+		memcpy(t->finish_reason, t->reason, t->reason_cap.len + 1);
+	}
+	return t->stop;
+}
+
+static void on_stream_end(struct provider_turn *t)
+{
+	if (t->failed) {
+		return;
+	}
+	/* Servers that send a finish reason but no [DONE] (Groq on errors) still finished. */
+	if (t->finish_reason[0] != '\0') {
+		t->terminal = true;
+	}
+	if (!t->terminal) {
+		return;
+	}
+	for (size_t i = 0; i < PROVIDER_CALL_SLOTS; i++) {
+		if (t->calls[i].used) {
+			turn_emit_call(t, &t->calls[i]);
+		}
+	}
+}
+
+const struct provider_adapter provider_chat_adapter = {
+	.on_value = on_value,
+	.on_event_end = on_event_end,
+	.on_stream_end = on_stream_end,
+};

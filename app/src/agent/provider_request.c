@@ -1,0 +1,93 @@
+/*
+ * Request bodies of the two wire protocols, written with the bounded JSON writer. See
+ * docs/providers.md for the fields and why each is there.
+ */
+#include <string.h>
+
+#include "provider_internal.h"
+
+/* The official endpoint's host: it alone gets Chat's reasoning_effort (spec). */
+#define OPENAI_HOST "api.openai.com"
+
+int provider_responses_body(const struct provider_request *req, struct json_writer *w)
+{
+	const struct agent_config *cfg = req->config;
+
+	jw_object_begin(w);
+	jw_key(w, "model");
+	jw_string(w, cfg->model);
+	/* Responses does not carry instructions over a continuation: send them every time. */
+	jw_key(w, "instructions");
+	jw_string(w, req->instructions);
+	jw_key(w, "input");
+	jw_array_begin(w);
+	jw_object_begin(w);
+	jw_key(w, "role");
+	jw_string(w, "user");
+	jw_key(w, "content");
+	jw_string(w, req->prompt);
+	jw_object_end(w);
+	jw_array_end(w);
+	if (req->previous_response_id != NULL && req->previous_response_id[0] != '\0') {
+		jw_key(w, "previous_response_id");
+		jw_string(w, req->previous_response_id);
+	}
+	jw_key(w, "reasoning");
+	jw_object_begin(w);
+	jw_key(w, "effort");
+	jw_string(w, agent_reasoning_name(cfg->reasoning));
+	jw_object_end(w);
+	jw_key(w, "parallel_tool_calls");
+	jw_bool(w, false);
+	/* Stored, so that the next turn can continue with previous_response_id. */
+	jw_key(w, "store");
+	jw_bool(w, true);
+	jw_key(w, "stream");
+	jw_bool(w, true);
+	jw_object_end(w);
+	return jw_finish(w);
+}
+
+int provider_chat_body(const struct provider_request *req, const char *host,
+		       struct json_writer *w)
+{
+	const struct agent_config *cfg = req->config;
+
+	jw_object_begin(w);
+	jw_key(w, "model");
+	jw_string(w, cfg->model);
+	jw_key(w, "messages");
+	jw_array_begin(w);
+	if (req->instructions != NULL && req->instructions[0] != '\0') {
+		jw_object_begin(w);
+		jw_key(w, "role");
+		jw_string(w, "system");
+		jw_key(w, "content");
+		jw_string(w, req->instructions);
+		jw_object_end(w);
+	}
+	jw_object_begin(w);
+	jw_key(w, "role");
+	jw_string(w, "user");
+	jw_key(w, "content");
+	jw_string(w, req->prompt);
+	jw_object_end(w);
+	jw_array_end(w);
+	jw_key(w, "stream");
+	jw_bool(w, true);
+	jw_key(w, "stream_options");
+	jw_object_begin(w);
+	jw_key(w, "include_usage");
+	jw_bool(w, true);
+	jw_object_end(w);
+	/*
+	 * The official endpoint gets reasoning_effort "none" so that function tools stay
+	 * usable there; other Chat endpoints get no such field (spec).
+	 */
+	if (strcmp(host, OPENAI_HOST) == 0) {
+		jw_key(w, "reasoning_effort");
+		jw_string(w, "none");
+	}
+	jw_object_end(w);
+	return jw_finish(w);
+}

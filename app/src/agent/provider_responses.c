@@ -1,0 +1,259 @@
+/*
+ * The Responses API adapter. Events are dispatched on their JSON "type", which may come
+ * last (some servers sort keys), so a string whose meaning depends on the type is held in
+ * the turn's pending buffer until the event ends; in the usual order it streams through.
+ * Per-item state is keyed on output_index, falling back to item_id.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "provider_internal.h"
+
+static bool type_is(const struct provider_turn *t, const char *type)
+{
+	return capture_is(&t->type_cap, type);
+}
+
+static bool type_known(const struct provider_turn *t)
+{
+	return t->type_cap.len > 0;
+}
+
+static bool is_text_delta(const struct provider_turn *t)
+{
+	return type_is(t, "response.output_text.delta") || type_is(t, "response.refusal.delta");
+}
+
+static bool is_reasoning_delta(const struct provider_turn *t)
+{
+	return type_is(t, "response.reasoning_text.delta") ||
+	       type_is(t, "response.reasoning_summary_text.delta");
+}
+
+/* The call an argument delta belongs to, when the event has said which. */
+static struct call_slot *delta_call(struct provider_turn *t)
+{
+	if (t->output_index < 0 && t->item_id_cap.len == 0) {
+		return NULL;
+	}
+	return turn_call_find(t, t->output_index, t->item_id, true);
+}
+
+static void pend(struct provider_turn *t, int kind, const struct json_value *v)
+{
+	if (v->first) {
+		capture_reset(&t->pending);
+		t->pending_kind = kind;
+	}
+	capture_add(&t->pending, v->text, v->len);
+}
+
+static void capture_string(struct capture *c, const struct json_value *v)
+{
+	if (v->first) {
+		capture_reset(c);
+	}
+	capture_add(c, v->text, v->len);
+}
+
+static void on_delta(struct provider_turn *t, const struct json_value *v)
+{
+	if (type_known(t) && is_text_delta(t)) {
+		turn_emit_text(t, v->text, v->len, false);
+	} else if (type_known(t) && is_reasoning_delta(t)) {
+		turn_emit_text(t, v->text, v->len, true);
+	} else if (type_is(t, "response.function_call_arguments.delta") && delta_call(t) != NULL) {
+		struct call_slot *slot = delta_call(t);
+
+		capture_add(&slot->args, v->text, v->len);
+	} else if (!type_known(t) || type_is(t, "response.function_call_arguments.delta")) {
+		pend(t, PENDING_DELTA, v);
+	}
+	/* Deltas of other types (hosted tools, audio, ...) are not kept. */
+}
+
+static int on_value(struct provider_turn *t, const struct json_stream *js,
+		    const struct json_value *v)
+{
+	if (v->token == JSON_STRING) {
+		if (json_stream_path_is(js, "type")) {
+			capture_string(&t->type_cap, v);
+		} else if (json_stream_path_is(js, "delta")) {
+			on_delta(t, v);
+		} else if (json_stream_path_is(js, "item_id")) {
+			capture_string(&t->item_id_cap, v);
+		} else if (json_stream_path_is(js, "text") && !t->text_seen) {
+			/* Final text: needed only from a server that streamed no delta. */
+			pend(t, PENDING_TEXT, v);
+		} else if (json_stream_path_is(js, "arguments")) {
+			pend(t, PENDING_ARGS, v);
+		} else if (json_stream_path_is(js, "item.type")) {
+			capture_string(&t->item_type_cap, v);
+		} else if (json_stream_path_is(js, "item.id")) {
+			capture_string(&t->item_id_cap, v);
+		} else if (json_stream_path_is(js, "item.call_id")) {
+			capture_string(&t->call_id_cap, v);
+		} else if (json_stream_path_is(js, "item.name")) {
+			capture_string(&t->name_cap, v);
+		} else if (json_stream_path_is(js, "item.arguments")) {
+			pend(t, PENDING_ITEM_ARGS, v);
+		} else if (json_stream_path_is(js, "response.id")) {
+			capture_string(&t->response_id_cap, v);
+		} else if (json_stream_path_is(js, "response.status")) {
+			capture_string(&t->status_cap, v);
+		} else if (json_stream_path_is(js, "response.incomplete_details.reason")) {
+			capture_string(&t->reason_cap, v);
+		} else if (json_stream_path_is(js, "response.error.message") ||
+			   json_stream_path_is(js, "error.message") ||
+			   json_stream_path_is(js, "message")) {
+			capture_string(&t->err_message_cap, v);
+			t->err_seen = true;
+		} else if (json_stream_path_is(js, "response.error.code") ||
+			   json_stream_path_is(js, "error.code") || json_stream_path_is(js, "code")) {
+			capture_string(&t->err_code_cap, v);
+		}
+		return t->stop;
+	}
+	if (v->token != JSON_NUMBER) {
+		return t->stop;
+	}
+	int32_t n = parse_int32(v->text, v->len);
+
+	if (json_stream_path_is(js, "output_index")) {
+		t->output_index = n;
+	} else if (json_stream_path_is(js, "response.usage.input_tokens")) {
+		t->usage.input_tokens = (uint32_t)(n < 0 ? 0 : n);
+		t->usage_seen = true;
+	} else if (json_stream_path_is(js, "response.usage.output_tokens")) {
+		t->usage.output_tokens = (uint32_t)(n < 0 ? 0 : n);
+	} else if (json_stream_path_is(js, "response.usage.total_tokens")) {
+		t->usage.total_tokens = (uint32_t)(n < 0 ? 0 : n);
+	} else if (json_stream_path_is(js, "response.usage.output_tokens_details.reasoning_tokens")) {
+		t->usage.reasoning_tokens = (uint32_t)(n < 0 ? 0 : n);
+	} else if (json_stream_path_is(js, "error.code") || json_stream_path_is(js, "code")) {
+		capture_reset(&t->err_code_cap);
+		capture_add(&t->err_code_cap, v->text, v->len);
+	}
+	return t->stop;
+}
+
+static void error_message(struct provider_turn *t, const char *what, char *line, size_t len)
+{
+	const char *msg = t->err_message_cap.len > 0 ? t->err_message : "no details";
+
+	if (t->err_code_cap.len > 0) {
+		snprintf(line, len, "%s (%s): %s", what, t->err_code, msg);
+	} else {
+		snprintf(line, len, "%s: %s", what, msg);
+	}
+}
+
+/* llama.cpp's items have a call_id ("fc_...") and no id; its deltas name that as item_id. */
+static const char *item_key(const struct provider_turn *t)
+{
+	return t->item_id_cap.len > 0 ? t->item_id : t->call_id;
+}
+
+static struct call_slot *item_added(struct provider_turn *t)
+{
+	struct call_slot *slot;
+
+	if (!capture_is(&t->item_type_cap, "function_call")) {
+		return NULL;
+	}
+	slot = turn_call_find(t, t->output_index, item_key(t), true);
+	if (slot == NULL) {
+		return NULL;
+	}
+	if (item_key(t)[0] != '\0') {
+		snprintf(slot->item_id, sizeof(slot->item_id), "%s", item_key(t));
+	}
+	if (t->call_id_cap.len > 0) {
+		memcpy(slot->call_id, t->call_id, t->call_id_cap.len + 1);
+	}
+	if (t->name_cap.len > 0) {
+		memcpy(slot->name, t->name, t->name_cap.len + 1);
+	}
+	return slot;
+}
+
+static void item_done(struct provider_turn *t)
+{
+	struct call_slot *slot = item_added(t);
+
+	if (slot == NULL) {
+		return;
+	}
+	/* The finished item carries the whole arguments: they win over what deltas built. */
+	if (t->pending_kind == PENDING_ITEM_ARGS) {
+		capture_reset(&slot->args);
+		capture_add(&slot->args, t->pending.buf, t->pending.len);
+		slot->args.truncated = t->pending.truncated;
+	}
+	turn_emit_call(t, slot);
+}
+
+static int on_event_end(struct provider_turn *t)
+{
+	char line[PROVIDER_LINE_MAX];
+	struct call_slot *slot;
+
+	if (is_text_delta(t) && t->pending_kind == PENDING_DELTA) {
+		turn_emit_text(t, t->pending.buf, t->pending.len, false);
+	} else if (is_reasoning_delta(t) && t->pending_kind == PENDING_DELTA) {
+		turn_emit_text(t, t->pending.buf, t->pending.len, true);
+	} else if (type_is(t, "response.output_text.done")) {
+		/* Only a server that streamed no delta needs the final text. */
+		if (!t->text_seen && t->pending_kind == PENDING_TEXT) {
+			turn_emit_text(t, t->pending.buf, t->pending.len, false);
+		}
+	} else if (type_is(t, "response.function_call_arguments.delta")) {
+		slot = delta_call(t);
+		if (slot != NULL && t->pending_kind == PENDING_DELTA) {
+			capture_add(&slot->args, t->pending.buf, t->pending.len);
+		}
+	} else if (type_is(t, "response.function_call_arguments.done")) {
+		slot = delta_call(t);
+		if (slot != NULL && t->pending_kind == PENDING_ARGS) {
+			capture_reset(&slot->args);
+			capture_add(&slot->args, t->pending.buf, t->pending.len);
+			slot->args.truncated = t->pending.truncated;
+		}
+	} else if (type_is(t, "response.output_item.added")) {
+		item_added(t);
+	} else if (type_is(t, "response.output_item.done")) {
+		item_done(t);
+	} else if (type_is(t, "response.completed")) {
+		t->terminal = true;
+	} else if (type_is(t, "response.incomplete")) {
+		t->terminal = true;
+		snprintf(line, sizeof(line), "the response is incomplete: %s",
+			 t->reason_cap.len > 0 ? t->reason : "no reason given");
+		turn_emit_error(t, PROVIDER_ERR_INCOMPLETE, line);
+	} else if (type_is(t, "response.failed")) {
+		t->terminal = true;
+		error_message(t, "the response failed", line, sizeof(line));
+		turn_emit_error(t, PROVIDER_ERR_FAILED, line);
+	} else if (type_is(t, "error")) {
+		error_message(t, "the provider reported an error", line, sizeof(line));
+		turn_emit_error(t, PROVIDER_ERR_STREAM, line);
+	}
+	return t->stop;
+}
+
+static void on_stream_end(struct provider_turn *t)
+{
+	/* Servers that never close their items (llama.cpp) still end with their calls. */
+	for (size_t i = 0; i < PROVIDER_CALL_SLOTS; i++) {
+		if (t->calls[i].used && !t->calls[i].emitted && t->terminal) {
+			turn_emit_call(t, &t->calls[i]);
+		}
+	}
+}
+
+const struct provider_adapter provider_responses_adapter = {
+	.on_value = on_value,
+	.on_event_end = on_event_end,
+	.on_stream_end = on_stream_end,
+};

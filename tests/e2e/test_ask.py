@@ -1,0 +1,372 @@
+"""`agent ask` against the OpenAI-compatible test server: every recorded stream, the request
+bodies, HTTP errors, faults, TLS, cancellation and the bounds."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+from agent_host.testing.sim_device import PROMPT, SimDevice
+from agent_host.testserver import (
+    SYNTHESIZED,
+    Faults,
+    Reply,
+    Script,
+    TestServer,
+    Turn,
+    expected_outcome,
+    fixture_files,
+    fixture_reply,
+    fixture_script,
+)
+
+END = b"[Esc or Ctrl-X returns to the shell]"
+API_PATH = {"chat": "/v1/chat/completions", "responses": "/v1/responses"}
+
+
+def ask(dut: SimDevice, prompt: str, timeout: float = 30.0) -> list[str]:
+    """Run `agent ask`, return its output lines, and leave the frontend with Esc."""
+    mark = len(dut.transcript)
+    dut.write(f"agent ask {prompt}\r".encode())
+    out = dut.read_until(END, timeout, start=mark)
+    dut.write(b"\x1b")
+    dut.read_until(PROMPT, timeout, start=mark + len(out))
+    lines = out[: out.rfind(END)].decode(errors="replace").split("\r\n")
+    return lines[1:]  # the first line is the echo
+
+
+def configure(dut: SimDevice, url: str, key: str | None = "sk-test") -> None:
+    assert dut.exec_command(f"agent config endpoint {url}")[0].startswith("endpoint set")
+    assert dut.exec_command("agent config model test-model") == ["model set to test-model"]
+    if key is None:
+        dut.exec_command("agent config key clear")
+    else:
+        assert dut.exec_command(f"agent config key {key}") == ["key set"]
+
+
+def answer_text(lines: list[str]) -> str:
+    """The streamed answer: the output without tool-call, error and usage lines."""
+    body = [x for x in lines if not x.startswith(("[tool call] ", "agent: ", "tokens: "))]
+    return "\n".join(body).rstrip("\n")
+
+
+def check_turn(lines: list[str], expected: dict[str, object], turn: dict[str, object] | None
+               ) -> None:
+    """What `agent ask` printed for one turn, against the plain reading of the stream."""
+    text = "\n".join(lines)
+    if expected["http_error"] is not None:
+        err = expected["http_error"]
+        assert isinstance(err, dict)
+        line = next(x for x in lines if x.startswith("agent: "))
+        assert line.startswith(f"agent: HTTP {expected['status']} "), line
+        assert str(err["message"])[:150] in line
+        return
+    assert turn is not None
+    if turn["error"] is not None:
+        err = turn["error"]
+        assert isinstance(err, dict)
+        line = next(x for x in lines if x.startswith("agent: "))
+        assert str(err["message"])[:100] in line, line
+        return
+    if turn["finish"] == "incomplete":
+        assert f"agent: the response is incomplete: {turn['incomplete_reason']}" in lines, text
+        return
+    want_text = str(turn["text"] or "") + str(turn["refusal"] or "")
+    if len(want_text.encode()) > 16384:
+        # The spec's bound: 16 KiB of model output per turn, then a clear stop.
+        assert "agent: model output reached the limit of this turn; the rest was not read" in lines
+        shown = answer_text(lines).replace("\n", "\r\n").encode()
+        assert want_text.replace("\n", "\r\n").encode().startswith(shown)
+        return
+    assert answer_text(lines) == want_text.rstrip("\n"), text
+    calls = [x for x in lines if x.startswith("[tool call] ")]
+    tool_calls = turn["tool_calls"]
+    assert isinstance(tool_calls, list)
+    assert len(calls) == len(tool_calls), text
+    for line, call in zip(calls, tool_calls, strict=True):
+        assert line.startswith(f"[tool call] {call['name']} ")
+        if len(call["arguments"]) <= 200:
+            assert line == f"[tool call] {call['name']} {call['arguments']}"
+    usage = turn["usage"]
+    if isinstance(usage, dict):
+        assert (
+            f"tokens: input {usage['input_tokens']}, output {usage['output_tokens']},"
+            f" total {usage['total_tokens']}" in lines
+        ), text
+    assert not any(x.startswith("agent: ") for x in lines), text
+
+
+FIXTURES = fixture_files()
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[f"{p.parent.name}/{p.name}" for p in FIXTURES])
+def test_every_fixture_matches_the_plain_reading(sims, path: Path) -> None:
+    expected = expected_outcome(path)
+    turns = expected["turns"] or [None]
+    assert isinstance(turns, list)
+    with TestServer(fixture_script(path)) as srv:
+        dut = sims.start()
+        configure(dut, srv.url(API_PATH[str(expected["api"])]))
+        for turn in turns:
+            check_turn(ask(dut, "hello"), expected, turn)
+        srv.check()
+
+
+@pytest.mark.parametrize("name", sorted(SYNTHESIZED))
+def test_every_synthesized_deviation(sims, name: str) -> None:
+    synth = SYNTHESIZED[name]
+    expected = synth.expected()
+    api = synth.api or "chat"
+    turns = expected["turns"] or [None]
+    assert isinstance(turns, list) and len(turns) == 1
+    with TestServer(Script.repeat(synth.reply())) as srv:
+        dut = sims.start()
+        configure(dut, srv.url(API_PATH[api]))
+        check_turn(ask(dut, "hello"), expected, turns[0])
+
+
+def test_responses_request_body_and_headers(sims) -> None:
+    script = fixture_script("responses/azure_gpt51_text_effort_none.jsonl", repeat_last=True)
+    with TestServer(script) as srv:
+        dut = sims.start()
+        configure(dut, srv.url("/v1/responses"))
+        assert dut.exec_command("agent config reasoning xhigh") == ["reasoning set to xhigh"]
+        ask(dut, """'What is "2+2"?'""")  # the shell's quoting; JSON escaping follows
+        req = srv.wait_for_requests(1)[0]
+        body = req.json
+        assert isinstance(body, dict)
+        assert body["model"] == "test-model"
+        assert body["input"] == [{"role": "user", "content": 'What is "2+2"?'}]
+        assert body["instructions"].startswith("You are the assistant inside a Zephyr RTOS device")
+        assert body["reasoning"] == {"effort": "xhigh"}
+        assert body["parallel_tool_calls"] is False
+        assert body["store"] is True and body["stream"] is True
+        assert "previous_response_id" not in body
+        assert req.authorization == "Bearer sk-test"
+        assert req.header("accept") == "text/event-stream"
+        assert req.header("content-type") == "application/json"
+        assert req.header("content-length") == str(len(req.body))
+        assert req.header("host") == f"127.0.0.1:{srv.port}"
+        srv.check()  # the body matches the openai SDK's own request types
+
+
+def test_chat_request_body_without_key(sims) -> None:
+    script = fixture_script("chat/openai_gpt4o_text_usage.sse", repeat_last=True)
+    with TestServer(script) as srv:
+        dut = sims.start()
+        configure(dut, srv.url("/v1/chat/completions"), key=None)
+        ask(dut, "hi there")
+        req = srv.wait_for_requests(1)[0]
+        body = req.json
+        assert isinstance(body, dict)
+        assert body["messages"][0]["role"] == "system"
+        assert body["messages"][1] == {"role": "user", "content": "hi there"}
+        assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
+        # Only the official OpenAI endpoint gets reasoning_effort.
+        assert "reasoning_effort" not in body and "reasoning" not in body
+        assert req.authorization is None
+        srv.check()
+
+
+def test_prompt_bounds(sims) -> None:
+    script = fixture_script("chat/openai_gpt4o_text_usage.sse", repeat_last=True)
+    with TestServer(script) as srv:
+        dut = sims.start()
+        configure(dut, srv.url("/v1/chat/completions"))
+        prompt = "p" * 1023
+        ask(dut, prompt)
+        assert srv.wait_for_requests(1)[0].json["messages"][1]["content"] == prompt
+        out = dut.exec_command("agent ask " + "p" * 1024)
+        assert out == ["agent: the prompt is too long (at most 1023 bytes)"]
+        # Words are joined with single spaces.
+        ask(dut, "two   words")
+        assert srv.wait_for_requests(2)[1].json["messages"][1]["content"] == "two words"
+        assert len(srv.requests) == 2
+
+
+def test_ask_needs_endpoint_model_and_prompt(dut: SimDevice) -> None:
+    assert dut.exec_command("agent ask hello") == [
+        "agent: no endpoint: set one with agent config endpoint URL"]
+    dut.exec_command("agent config endpoint http://127.0.0.1:9/v1/responses")
+    assert dut.exec_command("agent ask hello") == [
+        "agent: no model: set one with agent config model NAME"]
+    assert dut.exec_command("agent ask") == ["agent: usage: agent ask PROMPT"]
+
+
+def test_connection_refused_is_one_clear_line(dut: SimDevice) -> None:
+    configure(dut, "http://127.0.0.1:9/v1/chat/completions")
+    lines = ask(dut, "hello")
+    assert "agent: connection refused by 127.0.0.1:9" in lines
+
+
+@pytest.mark.parametrize(
+    "faults",
+    [
+        Faults(eol="crlf"),
+        Faults(eol="cr"),
+        Faults(keepalive_every=1),
+        Faults(keepalive_before=20),
+        Faults(framing="chunked", chunk_size=3),
+        Faults(framing="content-length"),
+        Faults(framing="close"),
+        Faults(drip=True),
+    ],
+    ids=["crlf", "cr", "keepalive-every", "keepalive-before", "chunked-3", "content-length",
+         "close", "drip"],
+)
+@pytest.mark.parametrize("name", ["chat/openai_gpt4o_tool_single.sse",
+                                  "responses/openai_gpt4o_function_call_wire.sse"])
+def test_fault_modes_give_the_same_outcome(sims, faults: Faults, name: str) -> None:
+    expected = expected_outcome(name)
+    api = str(expected["api"])
+    with TestServer(Script.repeat(fixture_reply(name, faults))) as srv:
+        dut = sims.start()
+        configure(dut, srv.url(API_PATH[api]))
+        turns = expected["turns"]
+        assert isinstance(turns, list)
+        check_turn(ask(dut, "hello", timeout=60), expected, turns[0])
+
+
+def pools(dut: SimDevice) -> list[str]:
+    return [x for x in dut.exec_command("agent status") if x.startswith("pool:")]
+
+
+def all_free(lines: list[str]) -> bool:
+    """Every pool line reads N/N free."""
+    return all(re.search(r" (\d+)/\1 free", x) for x in lines) and len(lines) >= 2
+
+
+def test_escape_cancels_a_stalled_request_promptly(sims) -> None:
+    reply = fixture_reply("chat/openai_gpt4o_json_object_long.sse",
+                          Faults(stall_after=600, stall_seconds=20))
+    with TestServer(Script.repeat(reply)) as srv:
+        dut = sims.start()
+        configure(dut, srv.url("/v1/chat/completions"))
+        mark = len(dut.transcript)
+        dut.write(b"agent ask hello\r")
+        deadline = time.monotonic() + 10
+        while not srv.requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert srv.requests, "the request never reached the server"
+        time.sleep(0.3)  # the head and the first bytes are in; the body stalls
+        t0 = time.monotonic()
+        dut.write(b"\x1b")
+        out = dut.read_until(b"agent: cancelled\r\n", 5, start=mark)
+        dut.read_until(PROMPT, 5, start=mark + len(out))
+        assert time.monotonic() - t0 < 1.5
+        assert END not in dut.transcript[mark:]  # Esc while running returns straight away
+        assert all_free(pools(dut))
+
+
+def test_per_io_timeout(sims) -> None:
+    reply = fixture_reply("chat/openai_gpt4o_text_usage.sse", Faults(stall_after=300,
+                                                                    stall_seconds=30))
+    with TestServer(Script.repeat(reply)) as srv:
+        dut = sims.start()
+        configure(dut, srv.url("/v1/chat/completions"))
+        t0 = time.monotonic()
+        lines = ask(dut, "hello", timeout=40)
+        elapsed = time.monotonic() - t0
+        assert "agent: no data from 127.0.0.1 for 15 s" in lines
+        assert 14.5 < elapsed < 25
+        assert all_free(pools(dut))
+
+
+def test_empty_stateless_turn_is_retried_once(sims) -> None:
+    empty = Reply.sse([
+        (b'data: {"id":"c1","choices":[{"index":0,"delta":{"role":"assistant"},'
+         b'"finish_reason":null}]}\n\n'),
+        b'data: {"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n',
+        b"data: [DONE]\n\n",
+    ], api="chat")
+    text = fixture_reply("chat/vllm_crusoe_llama33_usage.sse")
+    with TestServer(Script([Turn(empty), Turn(text)])) as srv:
+        dut = sims.start()
+        configure(dut, srv.url("/v1/chat/completions"))
+        lines = ask(dut, "count")
+        assert answer_text(lines) == "1, 2, 3, 4, 5"
+        assert len(srv.requests) == 2
+        srv.check()
+    with TestServer(Script.repeat(empty)) as srv:
+        dut.exec_command(f"agent config endpoint {srv.url('/v1/chat/completions')}")
+        lines = ask(dut, "count")
+        assert "agent: invalid response: the provider returned an empty turn twice" in lines
+        assert len(srv.requests) == 2
+
+
+def test_a_cut_at_every_byte_offset(sims) -> None:
+    """No crash, one clear error line (or the whole answer), and every pool block back."""
+    name = "chat/mistral_tool_whole_no_index.jsonl"
+    expected = expected_outcome(name)
+    turns = expected["turns"]
+    assert isinstance(turns, list)
+    body_len = len(fixture_reply(name, Faults(framing="content-length")).body)
+    dut = sims.start()
+    outcomes = {"complete": 0, "error": 0}
+    with TestServer() as srv:
+        configure(dut, srv.url("/v1/chat/completions"))
+        for cut in range(body_len + 1):
+            faults = Faults(framing="content-length", disconnect_after=cut)
+            srv.set_script(Script.repeat(fixture_reply(name, faults)))
+            lines = ask(dut, "weather")
+            errors = [x for x in lines if x.startswith("agent: ")]
+            if cut >= body_len:
+                check_turn(lines, expected, turns[0])
+                outcomes["complete"] += 1
+                continue
+            assert len(errors) == 1, (cut, lines)
+            assert errors[0] in (
+                "agent: the connection closed before the turn ended",
+                "agent: the connection closed before the response ended",
+            ), (cut, errors)
+            assert not any(x.startswith("[tool call]") for x in lines), (cut, lines)
+            outcomes["error"] += 1
+    assert outcomes == {"complete": 1, "error": body_len}
+    assert all_free(pools(dut))
+    print(f"cut points tested: {body_len + 1}")
+
+
+@pytest.mark.parametrize("host", ["localhost", "127.0.0.1"])
+def test_https_with_the_test_ca(sims, host: str) -> None:
+    name = "responses/openai_gpt4o_function_call_wire.sse"
+    expected = expected_outcome(name)
+    turns = expected["turns"]
+    assert isinstance(turns, list)
+    with TestServer(Script.repeat(fixture_reply(name)), tls="valid") as srv:
+        dut = sims.start(["--ca", str(srv.ca_pem)])
+        configure(dut, srv.url("/v1/responses", host=host))
+        check_turn(ask(dut, "hello"), expected, turns[0])
+        assert srv.requests[0].tls
+        srv.check()
+
+
+@pytest.mark.parametrize("mode", ["wrong-host", "unknown-ca"])
+def test_https_refuses_an_untrusted_server(sims, mode: str) -> None:
+    reply = fixture_reply("chat/openai_gpt4o_text_usage.sse")
+    with TestServer(Script.repeat(reply), tls=mode) as srv:
+        dut = sims.start(["--ca", str(srv.ca_pem)])
+        configure(dut, srv.url("/v1/chat/completions", host="localhost"))
+        lines = ask(dut, "hello")
+        assert "agent: TLS: the certificate of localhost is not trusted" in lines
+        assert srv.requests == []  # nothing was sent to an untrusted server
+        assert srv.wait_for_tls_error()
+
+
+def test_https_without_the_ca_is_refused(sims) -> None:
+    with TestServer(Script.repeat(fixture_reply("chat/openai_gpt4o_text_usage.sse")),
+                    tls="valid") as srv:
+        dut = sims.start()
+        configure(dut, srv.url("/v1/chat/completions", host="localhost"))
+        assert "agent: TLS: the certificate of localhost is not trusted" in ask(dut, "hello")
+        assert srv.requests == []
+
+
+def test_a_prompt_of_many_words(sims) -> None:
+    words = " ".join(f"w{i}" for i in range(200))  # 200 words, 889 bytes
+    with TestServer(Script.repeat(fixture_reply("chat/vllm_crusoe_llama33_usage.sse"))) as srv:
+        dut = sims.start()
+        configure(dut, srv.url("/v1/chat/completions"))
+        ask(dut, words)
+        assert srv.wait_for_requests(1)[0].json["messages"][1]["content"] == words

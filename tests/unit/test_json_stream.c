@@ -894,6 +894,16 @@ static void test_utf8(void **state)
 	assert_string_value("\"\xf0\x80\x80\"", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 9);
 	assert_string_value("\"\xed\xa0\x80\"", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 9);
 	assert_string_value("\"\xc0\xaf\"", "\xef\xbf\xbd\xef\xbf\xbd", 6);
+	/* Overlong 3- and 4-byte forms, surrogates, above U+10FFFF: each bound of Table 3-7. */
+	assert_string_value("\"\xe0\x9f\xbf\"", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 9);
+	assert_string_value("\"\xe0\xa0\x80\"", "\xe0\xa0\x80", 3);
+	assert_string_value("\"\xf0\x8f\xbf\xbf\"",
+			    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 12);
+	assert_string_value("\"\xed\x9f\xbf\"", "\xed\x9f\xbf", 3);
+	assert_string_value("\"\xf4\x8f\xbf\xbf\"", "\xf4\x8f\xbf\xbf", 4);
+	assert_string_value("\"\xc1\xbf\xc2\x80\"", "\xef\xbf\xbd\xef\xbf\xbd\xc2\x80", 8);
+	assert_string_value("\"\xf5\x80\x80\x80\"",
+			    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 12);
 	assert_string_value("\"\xf4\x90\x80\x80\"",
 			    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 12);
 	assert_string_value("\"\xf0\x9f\x98\"", "\xef\xbf\xbd", 3);
@@ -935,7 +945,7 @@ static void test_fragments_are_long(void **state)
 	const char *esc = "\"ab\\ncd\\\"ef\"";
 	struct json_stream js;
 	struct frag_log f = {0};
-	char doc[64];
+	char doc[JSON_STREAM_OUT_MAX + 8];
 
 	(void)state;
 	snprintf(doc, sizeof(doc), "[\"%s\"]", text);
@@ -961,7 +971,30 @@ static void test_fragments_are_long(void **state)
 	assert_int_equal(f.lens[1], 6);
 	assert_false(f.from_input[1]);
 
+	/* Decoded bytes and the run after them fill out[] exactly: still one fragment. */
+	memset(&f, 0, sizeof(f));
+	snprintf(doc, sizeof(doc), "\"\\n%.*s\"", JSON_STREAM_OUT_MAX - 1,
+		 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+	json_stream_init(&js, frag_cb, &f);
+	assert_int_equal(json_stream_feed(&js, doc, strlen(doc)), 0);
+	assert_int_equal(f.count, 1);
+	assert_int_equal(f.lens[0], JSON_STREAM_OUT_MAX);
+	/* One byte more does not fit: the run goes on as a slice of the input. */
+	memset(&f, 0, sizeof(f));
+	snprintf(doc, sizeof(doc), "\"\\n%.*s\"", JSON_STREAM_OUT_MAX,
+		 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+	f.input = doc;
+	f.input_len = strlen(doc);
+	json_stream_init(&js, frag_cb, &f);
+	assert_int_equal(json_stream_feed(&js, doc, strlen(doc)), 0);
+	assert_int_equal(f.count, 2);
+	assert_int_equal(f.lens[0], 1);
+	assert_false(f.from_input[0]);
+	assert_int_equal(f.lens[1], JSON_STREAM_OUT_MAX);
+	assert_true(f.from_input[1]);
+
 	/* Cut in two: one fragment per chunk, the second ends the string. */
+	snprintf(doc, sizeof(doc), "[\"%s\"]", text);
 	memset(&f, 0, sizeof(f));
 	f.input = doc;
 	f.input_len = strlen(doc);
@@ -1054,6 +1087,27 @@ static void big_string(bool escapes)
 		assert_int_equal(b.fragments, chunks);
 	}
 	free(doc);
+}
+
+/* Malformed input: what was read of a string before the error is still handed on. */
+static void test_string_before_error(void **state)
+{
+	static const char *const docs[] = {
+		"[\"\\nab\\x\"]",	  /* invalid escape */
+		"[\"\\nab\x01\"]",	  /* control character */
+		"[\"\\nab\\u12x4\"]", /* bad hex digit */
+		"[\"\\nab",	  /* end of input inside the string (at finish) */
+	};
+	struct rec r;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+		rec_init(&r);
+		assert_int_equal(check_all_splits(docs[i], strlen(docs[i]), &r), -EBADMSG);
+		assert_int_equal(r.str.len, 3);
+		assert_memory_equal(r.str.data, "\nab", 3);
+		rec_free(&r);
+	}
 }
 
 static void test_one_mib_string(void **state)
@@ -1314,6 +1368,7 @@ int main(void)
 		cmocka_unit_test(test_utf8),
 		cmocka_unit_test(test_fragments_are_long),
 		cmocka_unit_test(test_one_mib_string),
+		cmocka_unit_test(test_string_before_error),
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_path_literals),
 		cmocka_unit_test(test_callback_stops),

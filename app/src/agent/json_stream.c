@@ -815,7 +815,7 @@ int json_stream_finish(struct json_stream *js)
 		js->status = rc;
 		return rc;
 	}
-	return js->state == ST_DONE && js->lex == LEX_NONE ? 0 : -EBADMSG;
+	return js->state == ST_DONE ? 0 : -EBADMSG;
 }
 
 int json_stream_depth(const struct json_stream *js)

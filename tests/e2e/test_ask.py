@@ -20,6 +20,7 @@ from agent_host.testserver import (
     fixture_files,
     fixture_reply,
     fixture_script,
+    fixtures_dir,
 )
 
 END = b"[Esc or Ctrl-X returns to the shell]"
@@ -370,3 +371,49 @@ def test_a_prompt_of_many_words(sims) -> None:
         configure(dut, srv.url("/v1/chat/completions"))
         ask(dut, words)
         assert srv.wait_for_requests(1)[0].json["messages"][1]["content"] == words
+
+
+@pytest.mark.parametrize(
+    ("reply", "line"),
+    [
+        (lambda: SYNTHESIZED["http401_invalid_api_key"].reply(),
+         "agent: HTTP 401 authentication failed (check agent config key): "),
+        (lambda: SYNTHESIZED["http403_unsupported_region"].reply(), "agent: HTTP 403 forbidden: "),
+        (lambda: SYNTHESIZED["http404_model_not_found"].reply(),
+         "agent: HTTP 404 not found (check the endpoint URL and the model): "),
+        (lambda: Reply.json(429, (fixtures_dir() / "responses/openai_http429_insufficient_quota.json"
+                                  ).read_bytes()),
+         "agent: HTTP 429 insufficient quota; retrying will not help: You exceeded"),
+        (lambda: SYNTHESIZED["http429_rate_limit"].reply(), "agent: HTTP 429 rate limited"),
+        (lambda: SYNTHESIZED["http500_server_error"].reply(), "agent: HTTP 500 server error: "),
+        (lambda: SYNTHESIZED["http503_retry_after"].reply(),
+         "agent: HTTP 503 service unavailable, retry after 2 s: "),
+        (lambda: Reply.json(502, b"<html>Bad Gateway</html>"),
+         "agent: HTTP 502 server error: <html>Bad Gateway</html>"),
+    ],
+    ids=["401", "403", "404", "429-quota", "429-rate", "500", "503-retry-after", "502-html"],
+)
+def test_http_errors_are_one_clear_line(sims, reply, line: str) -> None:
+    with TestServer(Script.repeat(reply())) as srv:
+        dut = sims.start()
+        configure(dut, srv.url("/v1/chat/completions"))
+        lines = ask(dut, "hello")
+        errors = [x for x in lines if x.startswith("agent: ")]
+        assert len(errors) == 1 and errors[0].startswith(line), lines
+        assert len(errors[0]) < 400
+        assert all_free(pools(dut))
+
+
+def test_ctrl_x_also_leaves_the_frontend(sims) -> None:
+    with TestServer(Script.repeat(fixture_reply("chat/vllm_crusoe_llama33_usage.sse"))) as srv:
+        dut = sims.start()
+        configure(dut, srv.url("/v1/chat/completions"))
+        mark = len(dut.transcript)
+        dut.write(b"agent ask count\r")
+        out = dut.read_until(END, 20, start=mark)
+        dut.write(b"\x1b[A")  # a cursor key is not Esc: the frontend stays
+        time.sleep(0.3)
+        assert PROMPT not in dut.transcript[mark + len(out):]
+        dut.write(b"\x18")
+        dut.read_until(PROMPT, 5, start=mark + len(out))
+        assert dut.exec_command("agent config model") == ["model: test-model"]

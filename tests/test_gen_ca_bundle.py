@@ -126,10 +126,13 @@ def test_accepts_rsa_p256_and_p384_roots(tmp_path: Path) -> None:
         root(tmp_path, "p384_root", ec.generate_private_key(ec.SECP384R1()), hashes.SHA384()),
     ]
     out = tmp_path / "bundle.c"
-    result = run(out, *pems)
+    header = tmp_path / "inc" / "agent_ca_bundle_count.h"
+    args = [sys.executable, str(SCRIPT), "--out", str(out), "--count-header", str(header)]
+    result = subprocess.run([*args, *map(str, pems)], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
     text = out.read_text()
     assert "const size_t agent_ca_bundle_count = 3;" in text
+    assert "#define AGENT_CA_BUNDLE_COUNT 3\n" in header.read_text()
     assert '{"p256_root", ca_cert_0, sizeof(ca_cert_0)}' in text  # sorted by file name
 
 

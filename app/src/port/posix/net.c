@@ -378,7 +378,8 @@ static int net_tls_init_locked(void)
 	if (net_bio_method == NULL) {
 		net_bio_method = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK,
 					      "agent_net");
-		if (net_bio_method == NULL || BIO_meth_set_write(net_bio_method, net_bio_write) != 1 ||
+		if (net_bio_method == NULL ||
+		    BIO_meth_set_write(net_bio_method, net_bio_write) != 1 ||
 		    BIO_meth_set_read(net_bio_method, net_bio_read) != 1 ||
 		    BIO_meth_set_ctrl(net_bio_method, net_bio_ctrl) != 1) {
 			BIO_meth_free(net_bio_method);
@@ -769,7 +770,8 @@ int posix_net_add_ca_file(const char *pem_path)
 		count++;
 	}
 	/* The loop ends at the first PEM_read failure: fine at the end of the file only. */
-	if (err == 0 && (count == 0 || ERR_GET_REASON(ERR_peek_last_error()) != PEM_R_NO_START_LINE)) {
+	if (err == 0 &&
+	    (count == 0 || ERR_GET_REASON(ERR_peek_last_error()) != PEM_R_NO_START_LINE)) {
 		err = -EINVAL;
 	}
 	ERR_clear_error();

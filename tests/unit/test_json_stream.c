@@ -150,7 +150,8 @@ static int rec_cb(void *user_data, const struct json_stream *js, const struct js
 	assert_true(v->token <= JSON_NULL);
 	if (v->token == JSON_STRING) {
 		assert_non_null(v->text);
-		in_chunk = v->text >= r->chunk && v->text + v->len <= r->chunk + r->chunk_len;
+		in_chunk = r->chunk != NULL && v->text >= r->chunk &&
+			   v->text + v->len <= r->chunk + r->chunk_len;
 		in_self = (const char *)v->text >= (const char *)js &&
 			  (const char *)(v->text + v->len) <= (const char *)(js + 1);
 		assert_true(in_chunk || in_self);

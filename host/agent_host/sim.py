@@ -15,20 +15,22 @@ DEFAULT_BUILD_DIR = REPO_DIR / "build" / "sim"
 EXECUTABLE = "agent_sim"
 
 
-def build(build_dir: Path = DEFAULT_BUILD_DIR, sanitize: bool = False, quiet: bool = False) -> Path:
+def build(build_dir: Path = DEFAULT_BUILD_DIR, sanitize: bool = False, quiet: bool = False,
+          build_type: str = "Debug") -> Path:
     """Configure (once) and build the simulator; return the executable's path.
 
     Args:
         build_dir: CMake binary directory.
         sanitize: build with AddressSanitizer and UndefinedBehaviorSanitizer.
         quiet: capture the build output and show it only on failure.
+        build_type: CMAKE_BUILD_TYPE ("Release" for benchmarks).
     """
     if shutil.which("cmake") is None:
         raise BuildError("cmake is not installed (Debian: apt-get install cmake)")
     generator = ["-G", "Ninja"] if shutil.which("ninja") else []
     configure = [
         "cmake", "-S", str(SIM_SOURCE_DIR), "-B", str(build_dir), *generator,
-        f"-DAGENT_SANITIZE={'ON' if sanitize else 'OFF'}",
+        f"-DAGENT_SANITIZE={'ON' if sanitize else 'OFF'}", f"-DCMAKE_BUILD_TYPE={build_type}",
     ]
     jobs = str(os.cpu_count() or 2)
     for step in (configure, ["cmake", "--build", str(build_dir), "-j", jobs]):

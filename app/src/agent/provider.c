@@ -610,6 +610,11 @@ int provider_run(const struct provider_request *req)
 		}
 	}
 	if (body == NULL || ret != 0) {
+		struct provider_event ev = {.type = PROVIDER_ERROR};
+
+		ev.error.kind = PROVIDER_ERR_LIMIT;
+		ev.error.message = "no memory for the request: its buffers are in use";
+		req->emit(req->user_data, &ev);
 		ret = -ENOMEM;
 		goto out;
 	}

@@ -91,7 +91,8 @@ struct provider_request {
 };
 
 /**
- * Run one turn (with the one retry of an empty stateless turn). Every outcome arrives as
+ * Run one turn (with the one retry of an empty stateless turn). One turn runs at a time: the
+ * stream path's state and buffers are single (the caller, the foreground worker, ensures it). Every outcome arrives as
  * events: text, reasoning and tool calls as they come, then usage and done, or one error.
  * Returns 0 when the turn completed, or the negative errno / PROVIDER_ERR_* that ended it
  * (as -EIO for the provider's own errors).

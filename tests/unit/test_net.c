@@ -47,7 +47,7 @@
 enum peer_mode {
 	PEER_ECHO,  /* read `expect` bytes, send them back, close */
 	PEER_HOLD,  /* accept, send nothing, close when released */
-	PEER_RESET, /* accept and reset the connection (SO_LINGER 0) */
+	PEER_RESET, /* accept, wait for a first byte, reset the connection (SO_LINGER 0) */
 	PEER_COUNT, /* read `expect` bytes with a checksum, reply with the count, close */
 	PEER_CLOSE, /* accept and close at once */
 	PEER_JUNK,  /* accept, send bytes that are not TLS, close */
@@ -86,6 +86,10 @@ static void peer_serve(struct peer *peer, int fd)
 	case PEER_RESET: {
 		struct linger linger = {.l_onoff = 1, .l_linger = 0};
 
+		/* Reset only once the client has connected and sent: a reset right after accept
+		 * could reach the client before its connect() finished, and fail that instead.
+		 */
+		(void)recv(fd, buf, 1, 0);
 		(void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, sizeof(linger));
 		break;
 	}
@@ -454,6 +458,7 @@ static void test_peer_reset(void **state)
 	(void)state;
 	peer_open(&peer, PEER_RESET, 0, 4, true);
 	net = connect_ok(LOOPBACK, peer.port);
+	assert_int_equal(agent_net_send(net, "x", 1, LONG_MS, NULL), 0);
 	assert_int_equal(pthread_join(peer.thread, NULL), 0);
 	n = agent_net_recv(net, buf, sizeof(buf), LONG_MS, NULL);
 	assert_int_equal(n, -ECONNRESET);
@@ -593,29 +598,42 @@ static void write_text(const char *path, const char *text)
 
 static void test_trust_store(void **state)
 {
+	char ca[64];
+	char empty[64];
+	char bad[64];
+	char missing[64];
 	int before;
 
 	(void)state;
+	/* Names of this process's own: two test runs in one directory must not collide. */
+	snprintf(ca, sizeof(ca), "net_test_%ld_ca.pem", (long)getpid());
+	snprintf(empty, sizeof(empty), "net_test_%ld_empty.pem", (long)getpid());
+	snprintf(bad, sizeof(bad), "net_test_%ld_bad.pem", (long)getpid());
+	snprintf(missing, sizeof(missing), "net_test_%ld_missing.pem", (long)getpid());
+
 	/* Every root of the compiled-in bundle is trusted, and nothing else (no host store). */
 	assert_true(agent_ca_bundle_count > 0);
 	before = posix_net_trusted_ca_count();
 	assert_true(before >= (int)agent_ca_bundle_count);
 
-	write_self_signed("net_test_ca.pem", "agent test CA");
-	assert_int_equal(posix_net_add_ca_file("net_test_ca.pem"), 1);
+	write_self_signed(ca, "agent test CA");
+	assert_int_equal(posix_net_add_ca_file(ca), 1);
 	assert_int_equal(posix_net_trusted_ca_count(), before + 1);
 	/* The same certificate again changes nothing. */
-	assert_int_equal(posix_net_add_ca_file("net_test_ca.pem"), 1);
+	assert_int_equal(posix_net_add_ca_file(ca), 1);
 	assert_int_equal(posix_net_trusted_ca_count(), before + 1);
 
-	assert_int_equal(posix_net_add_ca_file("net_test_missing.pem"), -ENOENT);
-	write_text("net_test_empty.pem", "no certificate here\n");
-	assert_int_equal(posix_net_add_ca_file("net_test_empty.pem"), -EINVAL);
-	write_text("net_test_bad.pem",
+	assert_int_equal(posix_net_add_ca_file(missing), -ENOENT);
+	write_text(empty, "no certificate here\n");
+	assert_int_equal(posix_net_add_ca_file(empty), -EINVAL);
+	write_text(bad,
 		   "-----BEGIN CERTIFICATE-----\nnot base64 at all!\n-----END CERTIFICATE-----\n");
-	assert_int_equal(posix_net_add_ca_file("net_test_bad.pem"), -EINVAL);
+	assert_int_equal(posix_net_add_ca_file(bad), -EINVAL);
 	assert_int_equal(posix_net_add_ca_file(NULL), -EINVAL);
 	assert_int_equal(posix_net_trusted_ca_count(), before + 1);
+	assert_int_equal(remove(ca), 0);
+	assert_int_equal(remove(empty), 0);
+	assert_int_equal(remove(bad), 0);
 }
 
 static void test_trust_store_is_the_bundle_only(void **state)

@@ -568,6 +568,10 @@ int agent_net_connect(struct agent_net **out, const char *host, uint16_t port, b
 	}
 	err = net_tcp_connect(net, res, deadline_ms, cancel);
 	freeaddrinfo(res);
+	if (tls && err == -ECONNRESET) {
+		/* Reset as soon as it was accepted: for TLS, a handshake that failed. */
+		err = -ECONNABORTED;
+	}
 	if (err == 0 && tls) {
 		err = net_tls_handshake(net, host, deadline_ms, cancel);
 	}

@@ -37,6 +37,8 @@ struct json_value {
 	 * becomes U+FFFD); invalid UTF-8 in the input is replaced by U+FFFD (one per maximal
 	 * invalid subpart, as Python's errors="replace"), so fragments joined are always valid
 	 * UTF-8. JSON_NUMBER: the number's text, NUL-terminated. Other tokens: NULL and 0.
+	 * @text points into the chunk being fed or into the struct json_stream: it is valid
+	 * only during the callback.
 	 */
 	const char *text;
 	size_t len;
@@ -46,7 +48,10 @@ struct json_value {
 
 struct json_stream;
 
-/** Called for every token; the path of the value is queried from @p js. Non-zero stops. */
+/**
+ * Called for every token; the path of the value is queried from @p js. Non-zero stops.
+ * It must not feed, finish or reset the same tokenizer.
+ */
 typedef int (*json_value_fn)(void *user_data, const struct json_stream *js,
 			     const struct json_value *value);
 
@@ -96,7 +101,8 @@ void json_stream_reset(struct json_stream *js);
 /**
  * Tokenize @p len bytes. Returns 0, the non-zero value the callback returned, -EBADMSG for
  * malformed JSON (or anything but white space after the document), -E2BIG for nesting
- * deeper than JSON_STREAM_DEPTH_MAX or a number longer than JSON_NUMBER_MAX.
+ * deeper than JSON_STREAM_DEPTH_MAX or a number longer than JSON_NUMBER_MAX. Once it
+ * returned non-zero, it returns that again, reading nothing, until json_stream_reset().
  */
 int json_stream_feed(struct json_stream *js, const char *data, size_t len);
 

@@ -46,13 +46,17 @@ void jw_string_end(struct json_writer *w);
 void jw_int(struct json_writer *w, int64_t value);
 void jw_bool(struct json_writer *w, bool value);
 void jw_null(struct json_writer *w);
-/** A value that is already valid JSON (for example a tool's arguments), copied as is. */
+/**
+ * A value that is already valid JSON (for example a tool's arguments), copied as is: it is
+ * not checked, the caller vouches for it. An empty one is misuse.
+ */
 void jw_raw(struct json_writer *w, const char *json, size_t len);
 
 /**
  * Close the document: NUL-terminates and returns its length, -ENOSPC when it did not fit
  * (the buffer then holds no usable document), -EINVAL when containers are unbalanced or a
- * call came in the wrong place (a value without a key inside an object, ...).
+ * call came in the wrong place (a value without a key inside an object, ...). -EINVAL wins
+ * over -ENOSPC; after either the buffer holds "" (when it has room for the NUL).
  */
 int jw_finish(struct json_writer *w);
 

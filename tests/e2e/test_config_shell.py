@@ -21,6 +21,8 @@ DEFAULT_STATUS = {
 def status(dut: SimDevice) -> dict[str, str]:
     fields = {}
     for line in dut.exec_command("agent status"):
+        if line.startswith("pool:"):
+            continue  # memory, checked by the request tests
         name, sep, value = line.partition(":")
         assert sep, f"unexpected status line {line!r}"
         fields[name.strip()] = value.strip()
@@ -218,3 +220,11 @@ def test_help(dut: SimDevice) -> None:
     assert any(line.strip().startswith("config NAME [VALUE]") for line in out)
     usage = dut.exec_command("agent config")
     assert usage[0] == "usage: agent config NAME [VALUE]"
+
+
+def test_status_shows_the_stream_pools(dut: SimDevice) -> None:
+    pools = [x for x in dut.exec_command("agent status") if x.startswith("pool:")]
+    assert pools == [
+        "pool:      stream   4/4 free (lowest 4), 4096 B blocks, psram",
+        "pool:      request  1/1 free (lowest 1), 32768 B blocks, psram",
+    ]

@@ -8,6 +8,7 @@
  * chunk and short runs between escapes are copied, into out[].
  */
 #include "json_stream.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -78,60 +79,6 @@ static bool is_digit(uint8_t c)
 	return c >= '0' && c <= '9';
 }
 
-/*
- * Well-formed UTF-8 (Unicode Table 3-7): how many continuation bytes follow @p lead and the
- * range allowed for the first of them (the later ones are always 80..BF). 0 for a byte that
- * cannot start a sequence.
- */
-static uint8_t utf8_lead(uint8_t lead, uint8_t *lo, uint8_t *hi)
-{
-	*lo = 0x80;
-	*hi = 0xBF;
-	if (lead >= 0xC2 && lead <= 0xDF) {
-		return 1;
-	}
-	if (lead >= 0xE0 && lead <= 0xEF) {
-		if (lead == 0xE0) {
-			*lo = 0xA0; /* no overlong forms */
-		} else if (lead == 0xED) {
-			*hi = 0x9F; /* no UTF-16 surrogates */
-		}
-		return 2;
-	}
-	if (lead >= 0xF0 && lead <= 0xF4) {
-		if (lead == 0xF0) {
-			*lo = 0x90;
-		} else if (lead == 0xF4) {
-			*hi = 0x8F; /* nothing above U+10FFFF */
-		}
-		return 3;
-	}
-	return 0;
-}
-
-static size_t utf8_encode(uint32_t cp, uint8_t *out)
-{
-	if (cp < 0x80) {
-		out[0] = (uint8_t)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		out[0] = (uint8_t)(0xC0 | (cp >> 6));
-		out[1] = (uint8_t)(0x80 | (cp & 0x3F));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		out[0] = (uint8_t)(0xE0 | (cp >> 12));
-		out[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-		out[2] = (uint8_t)(0x80 | (cp & 0x3F));
-		return 3;
-	}
-	out[0] = (uint8_t)(0xF0 | (cp >> 18));
-	out[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
-	out[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-	out[3] = (uint8_t)(0x80 | (cp & 0x3F));
-	return 4;
-}
 
 static int token(struct json_stream *js, enum json_token tok, const char *text, size_t len)
 {

@@ -7,6 +7,7 @@
  * the escape.
  */
 #include "json_writer.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -23,35 +24,6 @@ static bool is_plain(uint8_t c)
 	return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
 }
 
-/*
- * Well-formed UTF-8 (Unicode Table 3-7): continuation bytes after @p lead, and the range of
- * the first of them (later ones are 80..BF). 0 for a byte that cannot start a sequence.
- */
-static uint8_t utf8_lead(uint8_t lead, uint8_t *lo, uint8_t *hi)
-{
-	*lo = 0x80;
-	*hi = 0xBF;
-	if (lead >= 0xC2 && lead <= 0xDF) {
-		return 1;
-	}
-	if (lead >= 0xE0 && lead <= 0xEF) {
-		if (lead == 0xE0) {
-			*lo = 0xA0;
-		} else if (lead == 0xED) {
-			*hi = 0x9F;
-		}
-		return 2;
-	}
-	if (lead >= 0xF0 && lead <= 0xF4) {
-		if (lead == 0xF0) {
-			*lo = 0x90;
-		} else if (lead == 0xF4) {
-			*hi = 0x8F;
-		}
-		return 3;
-	}
-	return 0;
-}
 
 static void put(struct json_writer *w, const char *s, size_t n)
 {

@@ -9,6 +9,17 @@
 /* The official endpoint's host: it alone gets Chat's reasoning_effort (spec). */
 #define OPENAI_HOST "api.openai.com"
 
+/* {"role": ROLE, "content": TEXT}: an input item (Responses) or a message (Chat). */
+static void write_message(struct json_writer *w, const char *role, const char *text)
+{
+	jw_object_begin(w);
+	jw_key(w, "role");
+	jw_string(w, role);
+	jw_key(w, "content");
+	jw_string(w, text);
+	jw_object_end(w);
+}
+
 int provider_responses_body(const struct provider_request *req, struct json_writer *w)
 {
 	const struct agent_config *cfg = req->config;
@@ -21,12 +32,7 @@ int provider_responses_body(const struct provider_request *req, struct json_writ
 	jw_string(w, req->instructions);
 	jw_key(w, "input");
 	jw_array_begin(w);
-	jw_object_begin(w);
-	jw_key(w, "role");
-	jw_string(w, "user");
-	jw_key(w, "content");
-	jw_string(w, req->prompt);
-	jw_object_end(w);
+	write_message(w, "user", req->prompt);
 	jw_array_end(w);
 	if (req->previous_response_id != NULL && req->previous_response_id[0] != '\0') {
 		jw_key(w, "previous_response_id");
@@ -59,19 +65,9 @@ int provider_chat_body(const struct provider_request *req, const char *host,
 	jw_key(w, "messages");
 	jw_array_begin(w);
 	if (req->instructions != NULL && req->instructions[0] != '\0') {
-		jw_object_begin(w);
-		jw_key(w, "role");
-		jw_string(w, "system");
-		jw_key(w, "content");
-		jw_string(w, req->instructions);
-		jw_object_end(w);
+		write_message(w, "system", req->instructions);
 	}
-	jw_object_begin(w);
-	jw_key(w, "role");
-	jw_string(w, "user");
-	jw_key(w, "content");
-	jw_string(w, req->prompt);
-	jw_object_end(w);
+	write_message(w, "user", req->prompt);
 	jw_array_end(w);
 	jw_key(w, "stream");
 	jw_bool(w, true);

@@ -1,0 +1,96 @@
+/*
+ * Request bodies of the two wire protocols (provider_request.c): the fields the spec asks
+ * for, on the turns the simulator's end-to-end tests cannot reach (a Responses continuation,
+ * the official OpenAI Chat endpoint), and a body that does not fit.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <string.h>
+
+#include "provider_internal.h"
+
+static char body[CONFIG_AGENT_PROVIDER_REQUEST_BODY_SIZE];
+
+static struct agent_config config(void)
+{
+	struct agent_config cfg;
+
+	memset(&cfg, 0, sizeof(cfg));
+	strcpy(cfg.model, "gpt-test");
+	cfg.reasoning = AGENT_REASONING_LOW;
+	return cfg;
+}
+
+static void test_responses_continuation(void **state)
+{
+	struct agent_config cfg = config();
+	struct provider_request req = {
+		.config = &cfg,
+		.instructions = "be brief",
+		.prompt = "and then?",
+		.previous_response_id = "resp_123",
+	};
+	struct json_writer w;
+	int len;
+
+	(void)state;
+	jw_init(&w, body, sizeof(body));
+	len = provider_responses_body(&req, &w);
+	assert_true(len > 0);
+	assert_string_equal(body,
+			    "{\"model\":\"gpt-test\",\"instructions\":\"be brief\",\"input\":"
+			    "[{\"role\":\"user\",\"content\":\"and then?\"}],"
+			    "\"previous_response_id\":\"resp_123\",\"reasoning\":{\"effort\":\"low\"},"
+			    "\"parallel_tool_calls\":false,\"store\":true,\"stream\":true}");
+	assert_int_equal(len, (int)strlen(body));
+}
+
+static void test_chat_reasoning_effort_only_for_openai(void **state)
+{
+	struct agent_config cfg = config();
+	struct provider_request req = {.config = &cfg, .instructions = "i", .prompt = "p"};
+	struct json_writer w;
+
+	(void)state;
+	jw_init(&w, body, sizeof(body));
+	assert_true(provider_chat_body(&req, "api.openai.com", &w) > 0);
+	assert_non_null(strstr(body, ",\"reasoning_effort\":\"none\"}"));
+	jw_init(&w, body, sizeof(body));
+	assert_true(provider_chat_body(&req, "openrouter.ai", &w) > 0);
+	assert_null(strstr(body, "reasoning"));
+	/* Not a suffix match: a look-alike host is another endpoint. */
+	jw_init(&w, body, sizeof(body));
+	assert_true(provider_chat_body(&req, "api.openai.com.example", &w) > 0);
+	assert_null(strstr(body, "reasoning"));
+}
+
+static void test_body_that_does_not_fit(void **state)
+{
+	struct agent_config cfg = config();
+	struct provider_request req = {.config = &cfg, .instructions = "i", .prompt = "p"};
+	struct json_writer w;
+	char small[64];
+
+	(void)state;
+	jw_init(&w, small, sizeof(small));
+	assert_int_equal(provider_responses_body(&req, &w), -ENOSPC);
+	jw_init(&w, small, sizeof(small));
+	assert_int_equal(provider_chat_body(&req, "h", &w), -ENOSPC);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_responses_continuation),
+		cmocka_unit_test(test_chat_reasoning_effort_only_for_openai),
+		cmocka_unit_test(test_body_that_does_not_fit),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

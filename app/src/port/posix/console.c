@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,12 @@ int posix_console_open_pty(char *name, size_t len)
 	return fd;
 }
 
+/* How long output waits for a slow reader before it is dropped, as by a UART. */
+#define WRITE_STALL_MS 2000
+
+/* Output found no reader for WRITE_STALL_MS: drop without waiting until one reads again. */
+static bool write_dropping;
+
 static int write_all(int fd, const char *data, size_t len)
 {
 	while (len > 0) {
@@ -66,9 +73,21 @@ static int write_all(int fd, const char *data, size_t len)
 			if (errno == EINTR) {
 				continue;
 			}
-			/* No reader on the pseudo terminal: drop, like an unconnected UART. */
-			return (errno == EAGAIN || errno == EIO) ? 0 : -errno;
+			if (errno == EAGAIN) {
+				/* A slow reader is waited for, within bounds; a gone one is not. */
+				struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+				int wait_ms = write_dropping ? 0 : WRITE_STALL_MS;
+
+				if (poll(&pfd, 1, wait_ms) > 0 && (pfd.revents & POLLOUT)) {
+					continue;
+				}
+				write_dropping = true;
+				return 0;
+			}
+			/* No client on the pseudo terminal: drop, like an unconnected UART. */
+			return errno == EIO ? 0 : -errno;
 		}
+		write_dropping = false;
 		data += n;
 		len -= (size_t)n;
 	}

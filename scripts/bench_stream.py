@@ -30,6 +30,7 @@ from agent_host.testserver import (
     Reply,
     Script,
     TestServer,
+    expected_outcome,
     fixture_files,
     fixture_replies,
 )
@@ -104,8 +105,10 @@ def main(argv: list[str] | None = None) -> int:
                                                 "openai_gpt4o_function_call_wire.sse")]
     for path in files:
         replies = fixture_replies(path)
-        if path.suffix == ".json" or len(replies) != 1:
-            continue  # error bodies and multi-stream files are not one streamed turn
+        turns = expected_outcome(path)["turns"]
+        if path.suffix == ".json" or len(replies) != 1 or not isinstance(turns, list) or any(
+                isinstance(t, dict) and t.get("error") for t in turns):
+            continue  # error bodies, multi-stream files and failing turns are not measured
         rows.append(measure(exe, f"{path.parent.name}/{path.name}", path.parent.name,
                             replies[0], args.reps))
     rows.append(measure(exe, "synthetic: one 1 MiB response.completed", "responses",

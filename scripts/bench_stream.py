@@ -25,7 +25,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "host"))
 
-from agent_host import sim
+from agent_host.sim import build as build_sim
 from agent_host.testserver import (
     Reply,
     Script,
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed (Debian: apt-get install valgrind)")
-    sim.build(args.build_dir, sanitize=False, quiet=True, build_type="Release")
+    build_sim(args.build_dir, sanitize=False, quiet=True, build_type="Release")
     exe = args.build_dir / "stream_bench"
     rows = []
     files = fixture_files()

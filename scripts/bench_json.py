@@ -25,6 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "host"))
+
+from agent_host.errors import AgentHostError
+from agent_host.testserver import fixtures_dir
+
 BENCH_SOURCE_DIR = REPO / "tests" / "bench"
 DEFAULT_BUILD_DIR = REPO / "build" / "bench-json"
 
@@ -70,15 +75,11 @@ def debian_version(package: str) -> str:
     return f" {result.stdout.strip()}" if result.returncode == 0 else " (version unknown)"
 
 
-def fixtures_dir() -> Path:
-    env = os.environ.get("AGENT_FIXTURES_DIR")
-    if env:
-        return Path(env)
-    for folder in REPO.parents:
-        candidate = folder / "shared" / "fixtures" / "openai"
-        if candidate.is_dir():
-            return candidate
-    raise BenchError("fixtures not found: set AGENT_FIXTURES_DIR")
+def locate_fixtures() -> Path:
+    try:
+        return fixtures_dir()
+    except AgentHostError as err:
+        raise BenchError(str(err)) from err
 
 
 def autoconf_header(sim_build_dir: Path | None, scratch: Path) -> Path:
@@ -157,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     iterations = 1 if args.quick else args.iterations
     try:
-        fixtures = fixtures_dir()
+        fixtures = locate_fixtures()
         exe = build(args.build_dir, args.sim_build_dir)
         results = []
         report: dict[str, int] = {}

@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_host.errors import AgentHostError
+from agent_host.testserver import fixtures_dir
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -48,14 +50,10 @@ WRITER_DEPTH_MAX = _header_int("json_writer.h", "JSON_WRITER_DEPTH_MAX")
 
 
 def _fixtures_dir() -> Path | None:
-    env = os.environ.get("AGENT_FIXTURES_DIR")
-    if env:
-        return Path(env)
-    for folder in REPO_DIR.parents:
-        candidate = folder / "shared" / "fixtures" / "openai"
-        if candidate.is_dir():
-            return candidate
-    return None
+    try:
+        return fixtures_dir()
+    except AgentHostError:
+        return None
 
 
 def fixture_payloads() -> list[bytes]:

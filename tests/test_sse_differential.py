@@ -21,6 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from agent_host.errors import AgentHostError
+from agent_host.testserver import fixtures_dir
 from openai._streaming import SSEDecoder
 
 REPO_DIR = Path(__file__).resolve().parents[1]
@@ -31,15 +33,10 @@ Event = tuple[str, str]  # (event type, "" when none; data)
 
 
 def _fixtures_dir() -> Path | None:
-    env = os.environ.get("AGENT_FIXTURES_DIR")
-    if env:
-        return Path(env)
-    # CI lays shared/ beside the clone; look beside each enclosing folder, nearest first.
-    for folder in REPO_DIR.parents:
-        candidate = folder / "shared" / "fixtures" / "openai"
-        if candidate.is_dir():
-            return candidate
-    return None
+    try:
+        return fixtures_dir()
+    except AgentHostError:
+        return None
 
 
 FIXTURES_DIR = _fixtures_dir()

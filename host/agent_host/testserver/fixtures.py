@@ -64,8 +64,9 @@ def sdk_error_class(status: int) -> str:
 
 
 def fixtures_dir() -> Path:
-    """Where `fixtures/openai/` is: `$AGENT_OPENAI_FIXTURES`, else `shared/fixtures/openai`
-    beside the checkout or one of its enclosing folders (nearest first).
+    """Where `fixtures/openai/` is: `$AGENT_OPENAI_FIXTURES` or `$AGENT_FIXTURES_DIR` (the name
+    the C tests read), else `shared/fixtures/openai` beside the checkout or one of its
+    enclosing folders (nearest first).
 
     Returns:
         The directory.
@@ -73,11 +74,11 @@ def fixtures_dir() -> Path:
     Raises:
         TestServerError: It cannot be found.
     """
-    env = os.environ.get(FIXTURES_ENV)
+    env = os.environ.get(FIXTURES_ENV) or os.environ.get("AGENT_FIXTURES_DIR")
     if env:
         path = Path(env)
         if not path.is_dir():
-            raise TestServerError(f"{FIXTURES_ENV}={env} is not a directory")
+            raise TestServerError(f"fixtures directory {env} (from the environment) is missing")
         return path
     here = Path(__file__).resolve()
     candidates = [d / "shared" / "fixtures" / "openai" for d in here.parents]

@@ -459,6 +459,13 @@ static void network_error(struct provider_turn *t, int err, const struct http_ur
 		snprintf(line, len, "the connection closed before the %s ended",
 			 status_ok(t) ? "turn" : "response");
 		break;
+	case -EPROTONOSUPPORT:
+		snprintf(line, len, "this firmware has no TLS: use an http:// endpoint or a "
+			 "build with TLS (docs/tls.md)");
+		break;
+	case -ENETDOWN:
+		snprintf(line, len, "the network is down (no interface is up)");
+		break;
 	case -EPROTO:
 		snprintf(line, len, "malformed HTTP response from %s", url->host);
 		break;

@@ -1,0 +1,20 @@
+/*
+ * The one declarative registry: every tool compiled into this image, in a fixed order
+ * (tool_registry.c). Tool families declare their definitions in their own headers.
+ */
+#ifndef AGENT_TOOL_REGISTRY_H
+#define AGENT_TOOL_REGISTRY_H
+
+#include <stddef.h>
+
+#include "tool.h"
+
+size_t tool_registry_count(void);
+/** The @p index-th definition, or NULL past the end. */
+const struct tool_def *tool_registry_get(size_t index);
+/** The definition named @p name, or NULL. */
+const struct tool_def *tool_registry_find(const char *name);
+/** Whether @p def is available now (its availability check, or always). */
+bool tool_available(const struct tool_def *def);
+
+#endif /* AGENT_TOOL_REGISTRY_H */

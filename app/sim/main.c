@@ -54,6 +54,8 @@ static void usage(FILE *out, const char *prog)
 		"                      stdin/stdout and print its path\n"
 		"  --ca=FILE           also trust the CA certificates of this PEM file for\n"
 		"                      TLS (up to %d times)\n"
+		"  --confirm-timeout-ms=MS  tests: the tool confirmation deadline (default\n"
+		"                      the spec's 30 s)\n"
 		"  --version           print the version and exit\n"
 		"  --help              this text\n",
 		prog, FLASH_DEFAULT_PATH, POSIX_FLASH_BLOCK_BYTES, POSIX_FLASH_DEFAULT_BYTES,
@@ -115,6 +117,18 @@ static int parse_options(int argc, char **argv, struct options *opt)
 				return -EINVAL;
 			}
 			opt->ca_files[opt->ca_count++] = value;
+		} else if ((value = option_value(argc, argv, &i, "--confirm-timeout-ms")) != NULL) {
+			char *end;
+			unsigned long ms;
+
+			errno = 0;
+			ms = strtoul(value, &end, 10);
+			if (errno != 0 || *end != '\0' || value[0] == '\0' || ms < 1 ||
+			    ms > 600000ul) {
+				fprintf(stderr, "error: --confirm-timeout-ms must be 1 to 600000\n");
+				return -EINVAL;
+			}
+			agent_ask_set_confirm_timeout_ms((uint32_t)ms);
 		} else if ((value = option_value(argc, argv, &i, "--flash")) != NULL) {
 			if (value[0] == '\0') {
 				fprintf(stderr, "error: --flash needs a file name\n");

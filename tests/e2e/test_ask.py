@@ -96,7 +96,18 @@ def check_turn(lines: list[str], expected: dict[str, object], turn: dict[str, ob
             f"tokens: input {usage['input_tokens']}, output {usage['output_tokens']},"
             f" total {usage['total_tokens']}" in lines
         ), text
-    assert not any(x.startswith("agent: ") for x in lines), text
+    errors = [x for x in lines if x.startswith("agent: ")]
+    if not tool_calls:
+        assert not errors, text
+    elif len(tool_calls) > 1:
+        # The tool loop takes one call at a time (spec): the request fails after the turn.
+        assert errors == [
+            f"agent: the model asked for {len(tool_calls)} tool calls at once; only one at a"
+            " time is supported"
+        ], text
+    else:
+        # The recorded tools are not this device's: the loop refuses the call.
+        assert errors == [f"agent: the model called an unknown tool: {tool_calls[0]['name']}"], text
 
 
 FIXTURES = fixture_files()

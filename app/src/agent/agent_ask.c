@@ -10,12 +10,15 @@
 #include <string.h>
 
 #include "agent_board_prompt.h"
+#include "agent_cmd.h"
 #include "agent_cmd_internal.h"
 #include "agent_keys.h"
 #include "agent_print.h"
-#include "provider.h"
+#include "agent_request.h"
 
 #define CALL_SHOWN_MAX 200 /* bytes of a tool call's arguments shown */
+
+static uint32_t confirm_timeout_ms = CONFIG_AGENT_CONFIRM_TIMEOUT_S * 1000u;
 
 static struct {
 	volatile bool busy;	 /* from `agent ask` until the frontend closed */
@@ -31,6 +34,10 @@ static struct {
 	bool usage_seen;
 	bool text_shown;
 	bool line_open; /* the last output did not end a line */
+	/* Tool confirmation: the worker waits on @confirm_sem for the key the input sets. */
+	struct agent_sem *confirm_sem;
+	volatile bool confirm_waiting;
+	volatile int confirm_answer;
 } ask;
 
 static void wipe(void *buf, size_t len)
@@ -58,58 +65,120 @@ static void end_line(void)
 	}
 }
 
-static int on_event(void *user_data, const struct provider_event *ev)
+static void on_text(void *user, const char *text, size_t len)
+{
+	(void)user;
+	out(text, len);
+	ask.text_shown = true;
+}
+
+static void on_tool_call(void *user, const char *name, const char *arguments, size_t len)
 {
 	char line[CALL_SHOWN_MAX + PROVIDER_NAME_MAX + 32];
 
-	(void)user_data;
-	switch (ev->type) {
-	case PROVIDER_TEXT:
-		out(ev->text.text, ev->text.len);
-		ask.text_shown = true;
-		break;
-	case PROVIDER_REASONING:
-		/* Reasoning is not part of the answer; usage reports its tokens. */
-		break;
-	case PROVIDER_TOOL_CALL: {
-		size_t n = ev->call.arguments_len;
-
-		end_line();
-		snprintf(line, sizeof(line), "[tool call] %s %.*s%s\n", ev->call.name,
-			 (int)(n > CALL_SHOWN_MAX ? CALL_SHOWN_MAX : n), ev->call.arguments,
-			 n > CALL_SHOWN_MAX ? "..." : "");
-		out(line, strlen(line));
-		break;
-	}
-	case PROVIDER_USAGE:
-		ask.usage = ev->usage;
-		ask.usage_seen = true;
-		break;
-	case PROVIDER_DONE:
-		break;
-	case PROVIDER_ERROR:
-		end_line();
-		agent_error(ask.console, "%s", ev->error.message);
-		ask.line_open = false;
-		break;
-	}
-	return 0;
+	(void)user;
+	end_line();
+	snprintf(line, sizeof(line), "[tool call] %s %.*s%s\n", name,
+		 (int)(len > CALL_SHOWN_MAX ? CALL_SHOWN_MAX : len), arguments,
+		 len > CALL_SHOWN_MAX ? "..." : "");
+	out(line, strlen(line));
 }
+
+static void on_tool_done(void *user, const char *name, enum agent_tool_outcome outcome,
+			 const char *detail)
+{
+	(void)user;
+	end_line();
+	switch (outcome) {
+	case AGENT_TOOL_EXECUTED:
+		agent_printf(ask.console, "[tool] %s: done\n", name);
+		break;
+	case AGENT_TOOL_DENIED:
+		agent_printf(ask.console, "[tool] %s: denied (%s)\n", name, detail);
+		break;
+	case AGENT_TOOL_FAILED:
+		agent_printf(ask.console, "[tool] %s: failed: %s\n", name, detail);
+		break;
+	case AGENT_TOOL_RETRY:
+		agent_printf(ask.console, "[tool] %s: activated; the model is asked to call it "
+					  "again\n",
+			     name);
+		break;
+	}
+	ask.line_open = false;
+}
+
+/* Show the exact arguments and wait for y (allow), n or Enter (deny), Esc (cancel). */
+static int on_confirm(void *user, const char *name, const char *arguments, size_t len)
+{
+	int answer;
+
+	(void)user;
+	end_line();
+	if (ask.confirm_sem == NULL && agent_sem_init(&ask.confirm_sem, 0, 1) != 0) {
+		agent_error(ask.console, "cannot ask for confirmation: no semaphore left");
+		return 0;
+	}
+	while (agent_sem_take(ask.confirm_sem, 0) == 0) {
+		/* a key that came after an earlier timeout */
+	}
+	agent_printf(ask.console, "[confirm] %s %.*s\n", name, (int)len, arguments);
+	ask.confirm_answer = 0;
+	ask.confirm_waiting = true;
+	agent_puts(ask.console, "Allow once? [y/N] ");
+	if (agent_sem_take(ask.confirm_sem, confirm_timeout_ms) != 0) {
+		ask.confirm_waiting = false;
+		if (agent_sem_take(ask.confirm_sem, 0) != 0) {
+			agent_puts(ask.console, "\n(no answer: denied)\n");
+			return 0;
+		}
+	}
+	answer = ask.confirm_answer;
+	agent_puts(ask.console, answer > 0 ? "y\n" : answer == 0 ? "n\n" : "\n");
+	ask.line_open = false;
+	return answer;
+}
+
+static void on_usage(void *user, const struct provider_usage *usage)
+{
+	(void)user;
+	ask.usage = *usage;
+	ask.usage_seen = true;
+}
+
+static void on_error(void *user, const char *message)
+{
+	(void)user;
+	end_line();
+	agent_error(ask.console, "%s", message);
+	ask.line_open = false;
+}
+
+static const struct agent_request_hooks hooks = {
+	.text = on_text,
+	.tool_call = on_tool_call,
+	.tool_done = on_tool_done,
+	.confirm = on_confirm,
+	.usage = on_usage,
+	.error = on_error,
+};
 
 static void worker(void *user_data)
 {
+	static struct agent_request req;
 	int n = agent_config_key_get(ask.key, sizeof(ask.key));
-	struct provider_request req = {
+
+	(void)user_data;
+	req = (struct agent_request){
 		.config = agent_cmd_config(),
 		.key = n > 0 ? ask.key : NULL,
 		.instructions = ask.instructions,
 		.prompt = ask.prompt,
+		.cwd = "/lfs",
 		.cancel = &ask.cancel,
-		.emit = on_event,
+		.hooks = &hooks,
 	};
-
-	(void)user_data;
-	provider_run(&req);
+	agent_request_run(&req);
 	wipe(ask.key, sizeof(ask.key));
 	wipe(ask.prompt, sizeof(ask.prompt));
 	end_line();
@@ -136,6 +205,13 @@ static size_t ask_input(struct agent_console *console, const uint8_t *data, size
 		uint8_t c = data[i];
 		size_t csi;
 
+		if (ask.confirm_waiting && (c == 'y' || c == 'Y' || c == 'n' || c == 'N' ||
+					    c == '\r' || c == '\n')) {
+			ask.confirm_answer = c == 'y' || c == 'Y' ? 1 : 0;
+			ask.confirm_waiting = false;
+			agent_sem_give(ask.confirm_sem);
+			continue;
+		}
 		if (c != AGENT_KEY_ESC && c != AGENT_KEY_APP_EXIT && c != AGENT_KEY_CTRL_C) {
 			continue;
 		}
@@ -147,6 +223,11 @@ static size_t ask_input(struct agent_console *console, const uint8_t *data, size
 		if (ask.running) {
 			ask.leave = true;
 			agent_cancel_raise(&ask.cancel);
+			if (ask.confirm_waiting) {
+				ask.confirm_answer = -ECANCELED;
+				ask.confirm_waiting = false;
+				agent_sem_give(ask.confirm_sem);
+			}
 			continue;
 		}
 		ask.busy = false;
@@ -248,3 +329,10 @@ int agent_cmd_ask_exec(struct agent_console *console, int argc, char **argv)
 	}
 	return 0;
 }
+
+#if defined(CONFIG_AGENT_TOOL_TEST_HOOKS)
+void agent_ask_set_confirm_timeout_ms(uint32_t ms)
+{
+	confirm_timeout_ms = ms;
+}
+#endif

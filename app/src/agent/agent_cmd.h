@@ -5,6 +5,8 @@
 #ifndef AGENT_CMD_H
 #define AGENT_CMD_H
 
+#include <stdint.h>
+
 #include "agent_port.h"
 
 /**
@@ -20,5 +22,10 @@ int agent_init(void);
  * printed help.
  */
 int agent_cmd_exec(struct agent_console *console, int argc, char **argv);
+
+#if defined(CONFIG_AGENT_TOOL_TEST_HOOKS)
+/** Test hook: the tool confirmation deadline (CONFIG_AGENT_CONFIRM_TIMEOUT_S otherwise). */
+void agent_ask_set_confirm_timeout_ms(uint32_t ms);
+#endif
 
 #endif /* AGENT_CMD_H */

@@ -12,6 +12,7 @@
 
 #include "agent_config.h"
 #include "agent_port.h"
+#include "json_writer.h"
 
 #define PROVIDER_ID_MAX	      95  /* response ids, call ids */
 #define PROVIDER_NAME_MAX     63  /* tool names */
@@ -85,6 +86,24 @@ struct provider_request {
 	const char *instructions;
 	const char *prompt;
 	const char *previous_response_id; /* Responses continuation, or NULL */
+	/*
+	 * Tools offered in this turn: a JSON array in the protocol's form, sent as the "tools"
+	 * member; NULL for none (the reserved final turn, or tools off).
+	 */
+	const char *tools_json;
+	size_t tools_len;
+	/*
+	 * Responses continuation: the answer to the previous turn's tool call (its call_id and
+	 * the result, JSON text sent as the output string) instead of the user prompt.
+	 */
+	const char *call_id;
+	const char *call_output;
+	/*
+	 * Chat Completions: writes the messages of earlier turns of this request (assistant
+	 * tool_calls and tool results) into the messages array, after the user message.
+	 */
+	void (*write_history)(void *history_user, struct json_writer *w);
+	void *history_user;
 	const struct agent_cancel *cancel;
 	provider_event_fn emit;
 	void *user_data;

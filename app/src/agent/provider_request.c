@@ -32,8 +32,24 @@ int provider_responses_body(const struct provider_request *req, struct json_writ
 	jw_string(w, req->instructions);
 	jw_key(w, "input");
 	jw_array_begin(w);
-	write_message(w, "user", req->prompt);
+	if (req->call_id != NULL) {
+		/* A tool continuation: the server holds the rest (previous_response_id). */
+		jw_object_begin(w);
+		jw_key(w, "type");
+		jw_string(w, "function_call_output");
+		jw_key(w, "call_id");
+		jw_string(w, req->call_id);
+		jw_key(w, "output");
+		jw_string(w, req->call_output);
+		jw_object_end(w);
+	} else {
+		write_message(w, "user", req->prompt);
+	}
 	jw_array_end(w);
+	if (req->tools_json != NULL) {
+		jw_key(w, "tools");
+		jw_raw(w, req->tools_json, req->tools_len);
+	}
 	if (req->previous_response_id != NULL && req->previous_response_id[0] != '\0') {
 		jw_key(w, "previous_response_id");
 		jw_string(w, req->previous_response_id);
@@ -68,7 +84,14 @@ int provider_chat_body(const struct provider_request *req, const char *host,
 		write_message(w, "system", req->instructions);
 	}
 	write_message(w, "user", req->prompt);
+	if (req->write_history != NULL) {
+		req->write_history(req->history_user, w);
+	}
 	jw_array_end(w);
+	if (req->tools_json != NULL) {
+		jw_key(w, "tools");
+		jw_raw(w, req->tools_json, req->tools_len);
+	}
 	jw_key(w, "stream");
 	jw_bool(w, true);
 	jw_key(w, "stream_options");

@@ -9,6 +9,7 @@
 
 #include "agent_cmd_internal.h"
 #include "agent_print.h"
+#include "agent_request.h"
 #include "agent_version.h"
 #include "provider.h"
 
@@ -74,6 +75,17 @@ static int cmd_status(struct agent_console *console, int argc, char **argv)
 		agent_printf(console, "settings:  %u stored value(s) were invalid; defaults used\n",
 			     (unsigned int)config.invalid_loaded);
 	}
+	struct agent_tool_stats ts;
+
+	agent_tool_stats_get(&ts);
+	agent_printf(console, "tool calls: %u executed, %u denied, %u failed\n",
+		     (unsigned int)ts.executed, (unsigned int)ts.denied, (unsigned int)ts.failed);
+	if (ts.last_budget > 0) {
+		agent_printf(console, "last request: %u of %u tool calls used\n",
+			     (unsigned int)ts.last_used, (unsigned int)ts.last_budget);
+	} else {
+		agent_puts(console, "last request: none yet\n");
+	}
 	agent_pool_foreach(print_pool, console);
 	return 0;
 }
@@ -99,7 +111,8 @@ static const struct agent_subcmd subcmds[] = {
 	{"ask", "ask PROMPT", "one request to the provider, answer streamed, nothing stored",
 	 agent_cmd_ask_exec},
 	{"config", "config NAME [VALUE]", "show or change a setting", agent_cmd_config_exec},
-	{"status", "status", "show the configuration and the protocol it selects", cmd_status},
+	{"status", "status", "show the configuration, tool activity and memory", cmd_status},
+	{"tools", "tools", "list the tools: domain, risk, availability, policy", agent_cmd_tools_exec},
 	{"forget", "forget", "erase every agent setting, the key included", cmd_forget},
 };
 

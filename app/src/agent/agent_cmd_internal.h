@@ -21,4 +21,7 @@ int agent_cmd_config_exec(struct agent_console *console, int argc, char **argv);
 /** `agent ask PROMPT...` (agent_ask.c). */
 int agent_cmd_ask_exec(struct agent_console *console, int argc, char **argv);
 
+/** `agent tools` (agent_cmd_tools.c). */
+int agent_cmd_tools_exec(struct agent_console *console, int argc, char **argv);
+
 #endif /* AGENT_CMD_INTERNAL_H */

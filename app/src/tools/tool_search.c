@@ -114,8 +114,11 @@ static bool path_token(const char *start, size_t len)
 	if (slash) {
 		return true;
 	}
-	/* name.ext: a name, then an extension of 1 to 5 characters with a letter in it */
-	if (dot < 2 || len - dot < 1 || len - dot > 5) {
+	/*
+	 * name.ext: a name of two or more characters (so "e.g." is not one), then an extension
+	 * of 1 to 5 characters with a letter in it.
+	 */
+	if (dot < 3 || len - dot < 1 || len - dot > 5) {
 		return false;
 	}
 	for (size_t i = dot; i < len; i++) {

@@ -1,0 +1,38 @@
+/*
+ * `agent tools`: the registry as the model may see it: every tool compiled in, with its
+ * domain, risk class, availability now, what the current policy does with it, and the
+ * capability it needs. Bootstrap tools are marked; the others are offered through tool_search.
+ */
+#include <errno.h>
+
+#include "agent_cmd_internal.h"
+#include "agent_print.h"
+#include "tool_registry.h"
+#include "tool_session.h"
+
+int agent_cmd_tools_exec(struct agent_console *console, int argc, char **argv)
+{
+	const struct agent_config *cfg = agent_cmd_config();
+
+	(void)argv;
+	if (argc != 2) {
+		agent_error(console, "tools takes no arguments");
+		return -EINVAL;
+	}
+	agent_printf(console, "policy: %s\n", agent_tools_policy_name(cfg->tools));
+	agent_printf(console, "%-20s %-10s %-10s %-11s %-7s %s\n", "tool", "domain", "risk",
+		     "available", "policy", "needs");
+	for (size_t i = 0; i < tool_registry_count(); i++) {
+		const struct tool_def *def = tool_registry_get(i);
+		bool available = tool_available(def);
+
+		agent_printf(console, "%-20s %-10s %-10s %-11s %-7s %s\n", def->name,
+			     tool_domain_name(def->domain), tool_risk_name(def->risk),
+			     available ? (tool_is_bootstrap(def) ? "bootstrap" : "yes") : "no",
+			     tool_disposition_name(tool_policy_disposition(cfg->tools, def->risk)),
+			     def->capability != NULL ? def->capability : "-");
+	}
+	agent_printf(console, "%u tools; at most %d offered per provider turn\n",
+		     (unsigned int)tool_registry_count(), TOOL_ADVERTISED_MAX);
+	return 0;
+}

@@ -3,6 +3,7 @@
  * in its header; this table fixes which are compiled in (Kconfig) and their order, which is
  * the order of `agent tools` and of tool_search's ties.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "tool_registry.h"
@@ -20,21 +21,62 @@ static const struct tool_def *const registry[] = {
 	/* hardware_describe ... sensors_read (tools_hardware.h, CONFIG_AGENT_TOOLS_HARDWARE) */
 };
 
+#define STATIC_COUNT (sizeof(registry) / sizeof(registry[0]))
+
+/* Tools added at run time; the table is only changed while no request runs. */
+static const struct tool_def *dynamic[CONFIG_AGENT_TOOL_DYNAMIC_SLOTS];
+static size_t dynamic_count;
+
 size_t tool_registry_count(void)
 {
-	return sizeof(registry) / sizeof(registry[0]);
+	return STATIC_COUNT + dynamic_count;
 }
 
 const struct tool_def *tool_registry_get(size_t index)
 {
-	return index < tool_registry_count() ? registry[index] : NULL;
+	if (index < STATIC_COUNT) {
+		return registry[index];
+	}
+	index -= STATIC_COUNT;
+	return index < dynamic_count ? dynamic[index] : NULL;
+}
+
+int tool_registry_add(const struct tool_def *def)
+{
+	if (def == NULL || def->name == NULL || def->exec == NULL ||
+	    def->param_count > TOOL_PARAMS_MAX) {
+		return -EINVAL;
+	}
+	if (tool_registry_find(def->name) != NULL) {
+		return -EEXIST;
+	}
+	if (dynamic_count == CONFIG_AGENT_TOOL_DYNAMIC_SLOTS) {
+		return -ENOMEM;
+	}
+	dynamic[dynamic_count++] = def;
+	return 0;
+}
+
+int tool_registry_remove(const struct tool_def *def)
+{
+	for (size_t i = 0; i < dynamic_count; i++) {
+		if (dynamic[i] == def) {
+			memmove(&dynamic[i], &dynamic[i + 1],
+				(dynamic_count - i - 1) * sizeof(dynamic[0]));
+			dynamic_count--;
+			return 0;
+		}
+	}
+	return -ENOENT;
 }
 
 const struct tool_def *tool_registry_find(const char *name)
 {
 	for (size_t i = 0; i < tool_registry_count(); i++) {
-		if (strcmp(registry[i]->name, name) == 0) {
-			return registry[i];
+		const struct tool_def *def = tool_registry_get(i);
+
+		if (strcmp(def->name, name) == 0) {
+			return def;
 		}
 	}
 	return NULL;

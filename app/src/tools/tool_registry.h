@@ -14,6 +14,16 @@ size_t tool_registry_count(void);
 const struct tool_def *tool_registry_get(size_t index);
 /** The definition named @p name, or NULL. */
 const struct tool_def *tool_registry_find(const char *name);
+/**
+ * Add a tool at run time (script and imported tools): it follows the compiled-in ones.
+ * @p def must outlive its registration. 0, -EEXIST for a name already registered, -ENOMEM
+ * when all CONFIG_AGENT_TOOL_DYNAMIC_SLOTS slots are taken, -EINVAL for a definition
+ * without a name or executor or with more params than TOOL_PARAMS_MAX.
+ */
+int tool_registry_add(const struct tool_def *def);
+/** Remove a tool added with tool_registry_add(); -ENOENT when it is not there. */
+int tool_registry_remove(const struct tool_def *def);
+
 /** Whether @p def is available now (its availability check, or always). */
 bool tool_available(const struct tool_def *def);
 

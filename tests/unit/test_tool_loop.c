@@ -1,0 +1,371 @@
+/*
+ * The tool loop (app/src/agent/agent_request.c) against a loopback HTTP server on a thread
+ * of this test, with tools added to the registry at run time: on-demand activation of a
+ * workflow dependency (the first call is not executed, the retry is confirmed), denial and
+ * cancellation at the confirmation (the executor never runs), and the request bodies of
+ * each turn. The end-to-end tests over the simulator cover the rest (tests/e2e/).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "agent_request.h"
+#include "tool_registry.h"
+
+/* ---- Loopback server: one scripted SSE answer per connection -------------------------- */
+
+#define TURNS_MAX 6
+
+static struct {
+	int listen_fd;
+	uint16_t port;
+	pthread_t thread;
+	const char *answers[TURNS_MAX];
+	size_t count;
+	char bodies[TURNS_MAX][32768];
+	size_t served;
+} srv;
+
+static bool readable(int fd, int timeout_ms)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+
+	return poll(&p, 1, timeout_ms) == 1;
+}
+
+static void read_request(int fd, char *body, size_t cap)
+{
+	static char buf[40000];
+	size_t len = 0;
+	size_t need = SIZE_MAX;
+
+	while (len < need && len < sizeof(buf) - 1 && readable(fd, 5000)) {
+		ssize_t n = recv(fd, buf + len, sizeof(buf) - 1 - len, 0);
+
+		if (n <= 0) {
+			break;
+		}
+		len += (size_t)n;
+		buf[len] = '\0';
+		const char *end = strstr(buf, "\r\n\r\n");
+
+		if (need == SIZE_MAX && end != NULL) {
+			const char *cl = strstr(buf, "\r\nContent-Length: ");
+
+			need = (size_t)(end + 4 - buf) + (cl != NULL ? strtoul(cl + 18, NULL, 10) : 0);
+		}
+	}
+	const char *end = strstr(buf, "\r\n\r\n");
+
+	snprintf(body, cap, "%s", end != NULL ? end + 4 : "");
+}
+
+static void *server_main(void *arg)
+{
+	(void)arg;
+	for (size_t i = 0; i < srv.count; i++) {
+		char head[160];
+		int fd;
+
+		if (!readable(srv.listen_fd, 5000)) {
+			return NULL;
+		}
+		fd = accept(srv.listen_fd, NULL, NULL);
+		if (fd < 0) {
+			return NULL;
+		}
+		read_request(fd, srv.bodies[i], sizeof(srv.bodies[i]));
+		snprintf(head, sizeof(head),
+			 "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+			 "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+			 strlen(srv.answers[i]));
+		(void)!send(fd, head, strlen(head), MSG_NOSIGNAL);
+		(void)!send(fd, srv.answers[i], strlen(srv.answers[i]), MSG_NOSIGNAL);
+		srv.served = i + 1;
+		close(fd);
+	}
+	return NULL;
+}
+
+static void server_start(const char *const *answers, size_t count)
+{
+	struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001)};
+	socklen_t alen = sizeof(addr);
+
+	memset(&srv, 0, sizeof(srv));
+	srv.count = count;
+	for (size_t i = 0; i < count; i++) {
+		srv.answers[i] = answers[i];
+	}
+	srv.listen_fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(srv.listen_fd >= 0);
+	assert_int_equal(bind(srv.listen_fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	assert_int_equal(listen(srv.listen_fd, 4), 0);
+	assert_int_equal(getsockname(srv.listen_fd, (struct sockaddr *)&addr, &alen), 0);
+	srv.port = ntohs(addr.sin_port);
+	assert_int_equal(pthread_create(&srv.thread, NULL, server_main, NULL), 0);
+}
+
+static void server_stop(void)
+{
+	shutdown(srv.listen_fd, SHUT_RDWR);
+	pthread_join(srv.thread, NULL);
+	close(srv.listen_fd);
+}
+
+/* Chat Completions streams. */
+#define CALL(id, name, args)                                                                     \
+	"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"" id    \
+	"\",\"type\":\"function\",\"function\":{\"name\":\"" name "\",\"arguments\":" args       \
+	"}}]}}]}\n\n"                                                                            \
+	"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n"      \
+	"data: [DONE]\n\n"
+#define TEXT(text)                                                                               \
+	"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" text "\"}}]}\n\n"               \
+	"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"            \
+	"data: [DONE]\n\n"
+
+/* ---- A tool added at run time, and the hooks ---------------------------------------------- */
+
+static int runs;
+static int confirms;
+static int confirm_answer;
+static char last_error[200];
+static char answer[200];
+
+static int runner_exec(struct tool_ctx *ctx, const struct tool_args *args, struct json_writer *out)
+{
+	(void)ctx;
+	runs++;
+	jw_object_begin(out);
+	jw_key(out, "ran");
+	jw_string_n(out, args->v[0].str, args->v[0].len);
+	jw_object_end(out);
+	return 0;
+}
+
+static const struct tool_param runner_params[] = {
+	{.name = "path", .type = TOOL_PARAM_STRING, .required = true, .min = 1, .max = 64},
+};
+
+static const struct tool_def runner = {
+	.name = "script_run_file",
+	.description = "Run a saved script.",
+	.domain = TOOL_DOMAIN_SCRIPT,
+	.risk = TOOL_RISK_DISRUPTIVE,
+	.params = runner_params,
+	.param_count = 1,
+	.exec = runner_exec,
+	.workflow_dependency = true,
+};
+
+static void on_text(void *user, const char *text, size_t len)
+{
+	(void)user;
+	strncat(answer, text, len < sizeof(answer) - strlen(answer) - 1
+				      ? len
+				      : sizeof(answer) - strlen(answer) - 1);
+}
+
+static void on_call(void *user, const char *name, const char *a, size_t len)
+{
+	(void)user;
+	(void)name;
+	(void)a;
+	(void)len;
+}
+
+static void on_done(void *user, const char *name, enum agent_tool_outcome o, const char *d)
+{
+	(void)user;
+	(void)name;
+	(void)o;
+	(void)d;
+}
+
+static int on_confirm(void *user, const char *name, const char *a, size_t len)
+{
+	(void)user;
+	(void)a;
+	(void)len;
+	assert_string_equal(name, "script_run_file");
+	confirms++;
+	return confirm_answer;
+}
+
+static void on_error(void *user, const char *message)
+{
+	(void)user;
+	snprintf(last_error, sizeof(last_error), "%s", message);
+}
+
+static const struct agent_request_hooks hooks = {
+	.text = on_text,
+	.tool_call = on_call,
+	.tool_done = on_done,
+	.confirm = on_confirm,
+	.error = on_error,
+};
+
+static struct agent_config cfg;
+static struct agent_cancel cancel;
+static struct agent_request req;
+
+static int run(uint8_t max_tools)
+{
+	memset(&cfg, 0, sizeof(cfg));
+	snprintf(cfg.endpoint, sizeof(cfg.endpoint), "http://127.0.0.1:%u/v1/chat/completions",
+		 (unsigned int)srv.port);
+	strcpy(cfg.model, "m");
+	cfg.tools = AGENT_TOOLS_CONFIRM;
+	cfg.max_tools = max_tools;
+	agent_cancel_reset(&cancel);
+	req = (struct agent_request){
+		.config = &cfg,
+		.instructions = "be brief",
+		.prompt = "run a.py",
+		.cwd = "/lfs",
+		.cancel = &cancel,
+		.hooks = &hooks,
+	};
+	runs = 0;
+	confirms = 0;
+	last_error[0] = '\0';
+	answer[0] = '\0';
+	return agent_request_run(&req);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return tool_registry_add(&runner);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return tool_registry_remove(&runner);
+}
+
+static void test_registry_add_rules(void **state)
+{
+	struct tool_def nameless = runner;
+
+	(void)state;
+	assert_int_equal(tool_registry_add(&runner), -EEXIST);
+	nameless.name = NULL;
+	assert_int_equal(tool_registry_add(&nameless), -EINVAL);
+	assert_ptr_equal(tool_registry_find("script_run_file"), &runner);
+}
+
+static void test_workflow_dependency_activates_on_demand(void **state)
+{
+	static const char *const answers[] = {
+		CALL("c1", "script_run_file", "\"{\\\"path\\\":\\\"a.py\\\"}\""),
+		CALL("c2", "script_run_file", "\"{\\\"path\\\":\\\"a.py\\\"}\""),
+		TEXT("done"),
+	};
+
+	(void)state;
+	confirm_answer = 1;
+	server_start(answers, 3);
+	assert_int_equal(run(16), 0);
+	server_stop();
+	assert_int_equal(srv.served, 3);
+	/* Not offered at first; the first call only activates it, the retry asks and runs. */
+	assert_null(strstr(srv.bodies[0], "\"name\":\"script_run_file\""));
+	assert_non_null(strstr(srv.bodies[1], "\"name\":\"script_run_file\""));
+	assert_non_null(strstr(srv.bodies[1], "it is offered now: call it again"));
+	assert_int_equal(confirms, 1);
+	assert_int_equal(runs, 1);
+	assert_non_null(strstr(srv.bodies[2], "{\\\"ran\\\":\\\"a.py\\\"}"));
+	assert_string_equal(answer, "done");
+}
+
+static void test_denied_confirmation_never_runs(void **state)
+{
+	static const char *const answers[] = {
+		CALL("c1", "script_run_file", "\"{\\\"path\\\":\\\"a.py\\\"}\""),
+		CALL("c2", "script_run_file", "\"{\\\"path\\\":\\\"a.py\\\"}\""),
+		TEXT("ok"),
+	};
+	struct agent_tool_stats before, after;
+
+	(void)state;
+	agent_tool_stats_get(&before);
+	confirm_answer = 0;
+	server_start(answers, 3);
+	assert_int_equal(run(16), 0);
+	server_stop();
+	agent_tool_stats_get(&after);
+	assert_int_equal(runs, 0);
+	assert_int_equal(confirms, 1);
+	assert_int_equal(after.denied, before.denied + 1);
+	assert_int_equal(after.executed, before.executed);
+	assert_non_null(strstr(srv.bodies[2], "{\\\"denied\\\":true"));
+	assert_int_equal(after.last_used, 2);
+	assert_int_equal(after.last_budget, 16);
+}
+
+static void test_cancel_at_confirmation(void **state)
+{
+	static const char *const answers[] = {
+		CALL("c1", "script_run_file", "\"{\\\"path\\\":\\\"a.py\\\"}\""),
+		CALL("c2", "script_run_file", "\"{\\\"path\\\":\\\"a.py\\\"}\""),
+	};
+
+	(void)state;
+	confirm_answer = -ECANCELED;
+	server_start(answers, 2);
+	assert_int_equal(run(16), -ECANCELED);
+	server_stop();
+	assert_int_equal(runs, 0);
+	assert_int_equal(srv.served, 2);
+}
+
+static void test_budget_reserves_a_final_turn_without_tools(void **state)
+{
+	static const char *const answers[] = {
+		CALL("c1", "tool_search", "\"{\\\"query\\\":\\\"files\\\"}\""),
+		CALL("c2", "tool_search", "\"{\\\"query\\\":\\\"files\\\"}\""),
+	};
+
+	(void)state;
+	server_start(answers, 2);
+	/* One call allowed: the second turn offers nothing, so a call there fails. */
+	assert_int_equal(run(1), -EPROTO);
+	server_stop();
+	assert_non_null(strstr(srv.bodies[0], "\"tools\":["));
+	assert_null(strstr(srv.bodies[1], "\"tools\""));
+	assert_non_null(strstr(srv.bodies[1], "\"role\":\"tool\",\"tool_call_id\":\"c1\""));
+	assert_string_equal(last_error,
+			    "the model called tool_search although no tools were offered");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_registry_add_rules),
+		cmocka_unit_test(test_workflow_dependency_activates_on_demand),
+		cmocka_unit_test(test_denied_confirmation_never_runs),
+		cmocka_unit_test(test_cancel_at_confirmation),
+		cmocka_unit_test(test_budget_reserves_a_final_turn_without_tools),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

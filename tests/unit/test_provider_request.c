@@ -70,6 +70,40 @@ static void test_chat_reasoning_effort_only_for_openai(void **state)
 	assert_null(strstr(body, "reasoning"));
 }
 
+static void test_tools_and_continuations(void **state)
+{
+	struct agent_config cfg = config();
+	struct provider_request req = {
+		.config = &cfg,
+		.instructions = "i",
+		.prompt = "p",
+		.tools_json = "[{\"type\":\"function\",\"name\":\"t\"}]",
+		.tools_len = 32,
+		.previous_response_id = "resp_1",
+		.call_id = "call_1",
+		.call_output = "{\"ok\":true}",
+	};
+	struct json_writer w;
+
+	(void)state;
+	jw_init(&w, body, sizeof(body));
+	assert_true(provider_responses_body(&req, &w) > 0);
+	assert_non_null(strstr(body, "\"input\":[{\"type\":\"function_call_output\",\"call_id\":"
+				     "\"call_1\",\"output\":\"{\\\"ok\\\":true}\"}],"
+				     "\"tools\":[{\"type\":\"function\",\"name\":\"t\"}],"));
+	assert_non_null(strstr(body, "\"instructions\":\"i\""));
+	assert_null(strstr(body, "\"role\":\"user\""));
+	/* Chat: tools, and parallel_tool_calls false only for the official endpoint. */
+	jw_init(&w, body, sizeof(body));
+	assert_true(provider_chat_body(&req, "api.openai.com", &w) > 0);
+	assert_non_null(strstr(body, "\"parallel_tool_calls\":false"));
+	assert_non_null(strstr(body, "\"tools\":[{"));
+	jw_init(&w, body, sizeof(body));
+	assert_true(provider_chat_body(&req, "localhost", &w) > 0);
+	assert_null(strstr(body, "parallel_tool_calls"));
+	assert_non_null(strstr(body, "\"tools\":[{"));
+}
+
 static void test_body_that_does_not_fit(void **state)
 {
 	struct agent_config cfg = config();
@@ -89,6 +123,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_responses_continuation),
 		cmocka_unit_test(test_chat_reasoning_effort_only_for_openai),
+		cmocka_unit_test(test_tools_and_continuations),
 		cmocka_unit_test(test_body_that_does_not_fit),
 	};
 

@@ -106,6 +106,11 @@ int provider_chat_body(const struct provider_request *req, const char *host,
 	if (strcmp(host, OPENAI_HOST) == 0) {
 		jw_key(w, "reasoning_effort");
 		jw_string(w, "none");
+		/* The tool loop takes one call per turn; only OpenAI is known to honour this. */
+		if (req->tools_json != NULL) {
+			jw_key(w, "parallel_tool_calls");
+			jw_bool(w, false);
+		}
 	}
 	jw_object_end(w);
 	return jw_finish(w);

@@ -278,6 +278,198 @@ void agent_net_close(struct agent_net *net);
 /** Board target name, such as "esp32s3_devkitc/esp32s3/procpu" or "host_sim". */
 const char *agent_board_name(void);
 
+/* ---- Board inspection --------------------------------------------------------------------- */
+
+/*
+ * What the board has and what state it is in, for the read-only hardware tools. Every call
+ * here only reads: none configures, claims, powers or connects anything (reading a GPIO never
+ * configures the pin). Lists are index-based (count, then get(i) into the caller's struct),
+ * so nothing is allocated; a count is a snapshot, and a get past the end is -ENOENT. A port
+ * that cannot tell something returns -ENOTSUP (for a whole call) or the field's "unknown"
+ * value (empty string, 0, -1, *_UNKNOWN) as documented per field. Strings are NUL-terminated
+ * and cut to their buffers. The simulator reads the board from a file (docs/simulated-board.md);
+ * the firmware from the devicetree and the device APIs (docs/zephyr-port.md).
+ */
+#define AGENT_BOARD_NAME_MAX 31 /* names: slots, controllers, buses, drivers, owners */
+#define AGENT_BOARD_TEXT_MAX 95 /* longer text: the board model */
+#define AGENT_BOARD_ADDR_MAX 45 /* an IPv4 or IPv6 address as text */
+#define AGENT_BOARD_SSID_MAX 32 /* 802.11 SSID bytes */
+
+/* Capabilities of the board as built (struct agent_board_info.caps). */
+#define AGENT_BOARD_CAP_PSRAM	  (1u << 0)
+#define AGENT_BOARD_CAP_SD	  (1u << 1)
+#define AGENT_BOARD_CAP_DISPLAY	  (1u << 2)
+#define AGENT_BOARD_CAP_WIFI	  (1u << 3)
+#define AGENT_BOARD_CAP_BLUETOOTH (1u << 4)
+#define AGENT_BOARD_CAP_ETHERNET  (1u << 5)
+#define AGENT_BOARD_CAP_USB	  (1u << 6)
+#define AGENT_BOARD_CAP_BATTERY	  (1u << 7)
+#define AGENT_BOARD_CAP_COUNT	  8
+
+struct agent_board_info {
+	char model[AGENT_BOARD_TEXT_MAX + 1]; /* human description; "" when unknown */
+	char soc[AGENT_BOARD_NAME_MAX + 1];   /* "" when unknown */
+	uint32_t caps;			      /* AGENT_BOARD_CAP_* */
+	uint32_t psram_bytes;		      /* installed external RAM; 0: none */
+	uint32_t flash_bytes;		      /* 0: unknown */
+	uint32_t sram_bytes;		      /* on-chip RAM; 0: unknown */
+};
+
+int agent_board_info_get(struct agent_board_info *info);
+
+enum agent_gpio_policy {
+	AGENT_GPIO_POLICY_FREE,	      /* the application may use it */
+	AGENT_GPIO_POLICY_INPUT_ONLY, /* the pad can only be read */
+	AGENT_GPIO_POLICY_STRAPPING,  /* sampled at reset: driving it may change the boot mode */
+	AGENT_GPIO_POLICY_RESERVED,   /* wired to flash, PSRAM, USB, the console: never touch */
+	AGENT_GPIO_POLICY_UNKNOWN,
+};
+
+enum agent_gpio_mode {
+	AGENT_GPIO_MODE_UNCONFIGURED, /* neither input nor output (disconnected) */
+	AGENT_GPIO_MODE_INPUT,
+	AGENT_GPIO_MODE_OUTPUT,
+	AGENT_GPIO_MODE_INPUT_OUTPUT,
+	AGENT_GPIO_MODE_UNKNOWN, /* the port cannot read the configuration back */
+};
+
+struct agent_gpio_slot {
+	char name[AGENT_BOARD_NAME_MAX + 1];	   /* "LED", "BOOT", "GPIO4" */
+	char controller[AGENT_BOARD_NAME_MAX + 1]; /* "gpio0" */
+	uint16_t pin;				   /* pin number on the controller */
+	enum agent_gpio_policy policy;
+	char claimed_by[AGENT_BOARD_NAME_MAX + 1]; /* the driver or job using it; "" when free */
+	enum agent_gpio_mode mode;
+	/* true when the pin is already configured with its input enabled: level then holds
+	 * what was read (0 or 1), unless read_error says the read failed. */
+	bool readable;
+	uint8_t level;
+	int read_error; /* 0, or the negative errno of a failed read of a readable pin */
+};
+
+int agent_gpio_count(void);
+/** Slot @p index; reads the level only when the pin is already a configured input. */
+int agent_gpio_get(size_t index, struct agent_gpio_slot *slot);
+
+enum agent_bus_type {
+	AGENT_BUS_I2C,
+	AGENT_BUS_SPI,
+	AGENT_BUS_UART,
+	AGENT_BUS_ONEWIRE,
+	AGENT_BUS_TYPE_COUNT
+};
+
+enum agent_bus_origin {
+	AGENT_BUS_ORIGIN_BOARD,	  /* part of the board definition (devicetree) */
+	AGENT_BUS_ORIGIN_RUNTIME, /* set up while running (a script's bit-banged bus) */
+	AGENT_BUS_ORIGIN_UNKNOWN,
+};
+
+enum agent_bus_sharing {
+	AGENT_BUS_SHARED,    /* several users at once (addressed devices, chip selects) */
+	AGENT_BUS_EXCLUSIVE, /* one user at a time */
+	AGENT_BUS_SHARING_UNKNOWN,
+};
+
+#define AGENT_BUS_PINS_MAX 4
+#define AGENT_BUS_ROLE_MAX 7
+
+struct agent_bus_pin {
+	char role[AGENT_BUS_ROLE_MAX + 1]; /* "sda", "scl", "sck", "mosi", "tx", "data", ... */
+	int16_t pin;			   /* GPIO number; -1 when unknown */
+};
+
+struct agent_bus {
+	char name[AGENT_BOARD_NAME_MAX + 1]; /* "i2c0" */
+	enum agent_bus_type type;
+	struct agent_bus_pin pins[AGENT_BUS_PINS_MAX];
+	uint8_t pin_count; /* 0 with pins_known false: the port cannot tell */
+	bool pins_known;
+	uint32_t speed_hz; /* clock or baud rate; 0: unknown */
+	bool ready;
+	enum agent_bus_origin origin;
+	enum agent_bus_sharing sharing;
+	int16_t leases; /* current users; -1: unknown */
+};
+
+int agent_bus_count(void);
+int agent_bus_get(size_t index, struct agent_bus *bus);
+
+/* Roles of a display (struct agent_display.roles). */
+#define AGENT_DISPLAY_ROLE_PRIMARY  (1u << 0) /* the board's main display */
+#define AGENT_DISPLAY_ROLE_CONSOLE  (1u << 1) /* shows the shell */
+#define AGENT_DISPLAY_ROLE_GRAPHICS (1u << 2) /* scripts may draw on it */
+#define AGENT_DISPLAY_ROLE_STATUS   (1u << 3) /* a status line or indicator panel */
+#define AGENT_DISPLAY_ROLE_COUNT    4
+
+struct agent_display {
+	char name[AGENT_BOARD_NAME_MAX + 1];
+	char driver[AGENT_BOARD_NAME_MAX + 1]; /* "" when unknown */
+	uint16_t width;			       /* pixels; 0 when unknown */
+	uint16_t height;
+	bool ready;
+	uint32_t roles; /* AGENT_DISPLAY_ROLE_* */
+	bool brightness;
+	char owner[AGENT_BOARD_NAME_MAX + 1]; /* who draws on it now; "" when nobody */
+};
+
+int agent_display_count(void);
+int agent_display_get(size_t index, struct agent_display *display);
+
+enum agent_wifi_state {
+	AGENT_WIFI_ABSENT, /* no Wi-Fi in this build */
+	AGENT_WIFI_OFF,
+	AGENT_WIFI_DISCONNECTED,
+	AGENT_WIFI_SCANNING,
+	AGENT_WIFI_CONNECTING,
+	AGENT_WIFI_CONNECTED,
+	AGENT_WIFI_UNKNOWN,
+};
+
+struct agent_network_state {
+	enum agent_wifi_state sta_state;
+	char sta_ssid[AGENT_BOARD_SSID_MAX + 1];   /* "" when not associated */
+	char ip[AGENT_BOARD_ADDR_MAX + 1];	   /* station address; "" when none */
+	char netmask[AGENT_BOARD_ADDR_MAX + 1];
+	char gateway[AGENT_BOARD_ADDR_MAX + 1];
+	bool rssi_known;
+	int16_t rssi_dbm;
+	uint16_t channel; /* 0: unknown or not associated */
+	bool ap_active;
+	char ap_ssid[AGENT_BOARD_SSID_MAX + 1];
+	char ap_ip[AGENT_BOARD_ADDR_MAX + 1];
+	uint16_t ap_channel;
+	uint8_t ap_clients;
+	bool nat_enabled; /* forwarding between the access point and the station */
+};
+
+/** Reads the state only: never scans, connects or touches the provider's connection. */
+int agent_network_get(struct agent_network_state *state);
+
+enum agent_sensor_family {
+	AGENT_SENSOR_BATTERY,
+	AGENT_SENSOR_ENVIRONMENT,
+	AGENT_SENSOR_FAMILY_COUNT
+};
+
+#define AGENT_SENSOR_QUANTITY_MAX 15
+#define AGENT_SENSOR_UNIT_MAX	  7
+
+struct agent_sensor_reading {
+	enum agent_sensor_family family;
+	char sensor[AGENT_BOARD_NAME_MAX + 1];		/* "battery", "bme280" */
+	char quantity[AGENT_SENSOR_QUANTITY_MAX + 1];	/* "voltage", "temperature", ... */
+	char unit[AGENT_SENSOR_UNIT_MAX + 1];		/* "V", "C", "%RH", "hPa", ... */
+	int64_t value_micro; /* the value times 1 000 000 */
+	int error;	     /* 0, or the negative errno of a failed reading (no value) */
+};
+
+/** Whether the build has the service of @p family (a family absent is "unavailable"). */
+bool agent_sensor_family_present(enum agent_sensor_family family);
+int agent_sensor_count(void);
+/** Takes reading @p index now; a failed measurement is 0 with reading->error set. */
+int agent_sensor_read(size_t index, struct agent_sensor_reading *reading);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,15 +9,21 @@
 #include "tool_registry.h"
 #include "tools_bootstrap.h"
 /* Family headers (one line each, gated like their entries below). */
+#include "tools_system.h"
+#if defined(CONFIG_AGENT_TOOLS_JOBS)
+#include "tools_jobs.h"
+#endif
 
 static const struct tool_def *const registry[] = {
 	/* Bootstrap: offered at the start of every request. */
-	/* system_status (tools_system.h) */
+	&tool_system_status,
 	/* firmware_reference (tools_reference.h, CONFIG_AGENT_TOOLS_REFERENCE) */
 	&tool_tool_search,
 	/* Discoverable through tool_search. */
 	/* storage_* (tools_storage.h, CONFIG_AGENT_TOOLS_STORAGE) */
-	/* jobs_list (tools_jobs.h, CONFIG_AGENT_TOOLS_JOBS) */
+#if defined(CONFIG_AGENT_TOOLS_JOBS)
+	&tool_jobs_list,
+#endif
 	/* hardware_describe ... sensors_read (tools_hardware.h, CONFIG_AGENT_TOOLS_HARDWARE) */
 };
 

@@ -1,0 +1,391 @@
+"""scripts/gen_reference.py: the reference registry of `man` and firmware_reference.
+
+The pages of docs/reference/ are checked and generated for the simulator's configuration; the
+C output is compiled and read back; every validation rule is broken once on a page made
+here; the Kconfig filter and the placeholders are checked against small .config files; and
+the output is the same whatever the order the pages are found in.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+REPO_DIR = Path(__file__).resolve().parents[1]
+SCRIPT = REPO_DIR / "scripts" / "gen_reference.py"
+PAGES_DIR = REPO_DIR / "docs" / "reference"
+TOOLS_DIR = REPO_DIR / "app" / "src" / "tools"
+KCONFIG_FILES = [REPO_DIR / "app" / "Kconfig", REPO_DIR / "app" / "sim" / "Kconfig.zephyr"]
+
+
+def _load(name: str, path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+GEN = _load("gen_reference", SCRIPT)
+GEN_CONFIG = _load("gen_config", REPO_DIR / "scripts" / "gen_config.py")
+
+
+def sim_dotconfig(tmp_path: Path, extra: str = "") -> Path:
+    """The simulator's .config (app/Kconfig with app/sim/sim.conf), plus ``extra`` lines."""
+    confs = [REPO_DIR / "app" / "sim" / "sim.conf"]
+    if extra:
+        frag = tmp_path / "extra.conf"
+        frag.write_text(extra)
+        confs.append(frag)
+    kconf = GEN_CONFIG.load(REPO_DIR / "app" / "Kconfig", confs, REPO_DIR / "app" / "sim")
+    out = tmp_path / ".config"
+    out.write_text(GEN_CONFIG.dotconfig_text(kconf))
+    return out
+
+
+def page(topic: str = "demo", *, summary: str = "A demo page", keywords: str = "[demo, test]",
+         requires: str = "[]", body: str = "# demo\n\nBody text.\n",
+         contract: str = "demo -> ok\n", extra_front: str = "") -> str:
+    return (f"---\ntopic: {topic}\nsummary: {summary}\nkeywords: {keywords}\n"
+            f"requires: {requires}\n{extra_front}---\n{body}\n## Contract\n\n{contract}")
+
+
+def write_pages(directory: Path, pages: dict[str, str]) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, text in pages.items():
+        (directory / name).write_text(text, encoding="utf-8")
+    return directory
+
+
+def problems_of(pages_dir: Path) -> list[str]:
+    with pytest.raises(GEN.ReferenceError) as info:
+        GEN.load_pages(pages_dir)
+    problems: list[str] = info.value.problems
+    return problems
+
+
+def one_problem(tmp_path: Path, text: str | bytes) -> str:
+    """The single problem a page made of ``text`` has."""
+    path = tmp_path / "pages" / "p.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    problems = problems_of(path.parent)
+    assert len(problems) == 1, problems
+    return problems[0]
+
+
+# ---- The pages of the repository ---------------------------------------------------------------
+
+def _kconfig_symbols() -> set[str]:
+    names: set[str] = set()
+    for path in KCONFIG_FILES:
+        found = re.findall(r"^config (\w+)", path.read_text(), re.MULTILINE)
+        names |= {f"CONFIG_{m}" for m in found}
+    return names
+
+
+def test_repository_pages_are_valid_and_name_real_symbols() -> None:
+    pages = GEN.load_pages(PAGES_DIR)
+    topics = [p.topic for p in pages]
+    for topic in ("agent", "agent-config", "agent-ask", "agent-tools", "storage-tools", "gpio",
+                  "hardware", "jobs", "man", "littlefs", "settings", "tls", "shell"):
+        assert topic in topics
+    known = _kconfig_symbols()
+    for p in pages:
+        assert set(p.requires) <= known, (p.path, p.requires)
+        text = p.summary + p.body + p.contract
+        for symbol in re.findall(r"\{\{(\w+)\}\}", text):
+            assert symbol in known, (p.path, symbol)
+        # The page's body starts with its title line, as `man TOPIC` shows it.
+        assert p.body.startswith(f"# {p.topic} - "), p.path
+
+
+def test_simulator_configuration_keeps_every_page(tmp_path: Path) -> None:
+    source, header, topics = GEN.generate(PAGES_DIR, sim_dotconfig(tmp_path))
+    assert topics == sorted(p.stem for p in PAGES_DIR.glob("*.md"))
+    assert f"#define REFERENCE_PAGE_COUNT {len(topics)}" in header
+    assert "{{" not in source
+
+
+def test_tool_families_turned_off_drop_their_pages(tmp_path: Path) -> None:
+    dotconfig = sim_dotconfig(tmp_path, "CONFIG_AGENT_TOOLS_STORAGE=n\n"
+                              "CONFIG_AGENT_TOOLS_HARDWARE=n\nCONFIG_AGENT_TOOLS_JOBS=n\n")
+    _, _, topics = GEN.generate(PAGES_DIR, dotconfig)
+    for gone in ("storage-tools", "gpio", "hardware", "jobs"):
+        assert gone not in topics
+    assert "agent" in topics and "man" in topics
+
+
+def test_placeholders_take_the_configured_values(tmp_path: Path) -> None:
+    dotconfig = sim_dotconfig(tmp_path, "CONFIG_AGENT_STORAGE_IO_MAX_LEN=2000\n")
+    pages = {p.topic: p for p in GEN.select_pages(GEN.load_pages(PAGES_DIR),
+                                                  GEN.load_dotconfig(dotconfig))}
+    assert "at most 2000 bytes" in pages["storage-tools"].contract
+    assert "3072" not in pages["storage-tools"].contract
+    assert "(at most 3)" in pages["man"].contract
+
+
+DUMP_C = r"""
+#include <stdio.h>
+#include <string.h>
+#include "reference_pages.h"
+
+int main(void)
+{
+	printf("%zu\n", reference_page_count);
+	for (size_t i = 0; i < reference_page_count; i++) {
+		const struct reference_page *p = &reference_pages[i];
+
+		if (strlen(p->body) != p->body_len || strlen(p->contract) != p->contract_len) {
+			return 1;
+		}
+		printf("%s\n%s\n%s\n", p->topic, p->summary, p->keywords);
+		fwrite(p->body, 1, p->body_len, stdout);
+		printf("\n--\n");
+		fwrite(p->contract, 1, p->contract_len, stdout);
+		printf("\n==\n");
+	}
+	return 0;
+}
+"""
+
+
+def compile_and_dump(tmp_path: Path, pages_dir: Path, dotconfig: Path) -> str:
+    out_c, out_h = tmp_path / "out" / "reference_pages.c", tmp_path / "out" / "reference_pages.h"
+    assert GEN.main(["--pages", str(pages_dir), "--dotconfig", str(dotconfig),
+                     "--out-c", str(out_c), "--out-h", str(out_h)]) == 0
+    main_c = tmp_path / "dump.c"
+    main_c.write_text(DUMP_C)
+    exe = tmp_path / "dump"
+    # -pedantic: no string literal beyond C11's 4095 characters, no extensions.
+    subprocess.run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic",
+                    f"-I{TOOLS_DIR}", f"-I{out_c.parent}", "-o", str(exe), str(main_c),
+                    str(out_c)], check=True)
+    return subprocess.run([str(exe)], capture_output=True, check=True).stdout.decode()
+
+
+def test_generated_c_holds_the_pages_exactly(tmp_path: Path) -> None:
+    body = '# odd - text\n\nQuotes " and \\ backslash, UTF-8 é € 😀, ??= trigraph, tab-free.\n'
+    pages = write_pages(tmp_path / "pages", {
+        "odd.md": page("odd", summary="Odd \"text\" é", body=body,
+                       contract='a "b" \\c\n\nd\n'),
+        "plain.md": page("plain"),
+    })
+    dump = compile_and_dump(tmp_path, pages, sim_dotconfig(tmp_path))
+    assert dump == ("2\n"
+                    "odd\nOdd \"text\" é\ndemo test\n" + body.rstrip("\n") + "\n--\n"
+                    'a "b" \\c\n\nd\n==\n'
+                    "plain\nA demo page\ndemo test\n# demo\n\nBody text.\n--\ndemo -> ok\n==\n")
+
+
+def test_repository_pages_compile_pedantic(tmp_path: Path) -> None:
+    dump = compile_and_dump(tmp_path, PAGES_DIR, sim_dotconfig(tmp_path))
+    assert dump.startswith(f"{len(list(PAGES_DIR.glob('*.md')))}\n")
+
+
+def test_no_page_still_compiles(tmp_path: Path) -> None:
+    pages = write_pages(tmp_path / "pages", {
+        "gated.md": page("gated", requires="[CONFIG_AGENT_TOOLS_STORAGE]"),
+    })
+    dotconfig = sim_dotconfig(tmp_path, "CONFIG_AGENT_TOOLS_STORAGE=n\n")
+    assert compile_and_dump(tmp_path, pages, dotconfig) == "0\n"
+
+
+# ---- Validation ------------------------------------------------------------------------------
+
+def test_missing_field(tmp_path: Path) -> None:
+    text = "---\ntopic: demo\nkeywords: [a]\nrequires: []\n---\nbody\n## Contract\nc\n"
+    problem = one_problem(tmp_path, text)
+    assert problem.endswith("p.md:5: front matter has no 'summary:' field"), problem
+
+
+def test_each_missing_field_is_named(tmp_path: Path) -> None:
+    text = "---\ntopic: demo\n---\nbody\n## Contract\nc\n"
+    write_pages(tmp_path / "pages", {"p.md": text})
+    problems = problems_of(tmp_path / "pages")
+    assert [p.split(": ", 1)[1] for p in problems] == [
+        f"front matter has no '{key}:' field" for key in ("summary", "keywords", "requires")]
+
+
+def test_unknown_front_matter_key(tmp_path: Path) -> None:
+    problem = one_problem(tmp_path, page(extra_front="author: me\n"))
+    assert problem.endswith("p.md:6: unknown front-matter key 'author' "
+                            "(known: topic, summary, keywords, requires)"), problem
+
+
+def test_field_given_twice(tmp_path: Path) -> None:
+    problem = one_problem(tmp_path, page(extra_front="topic: again\n"))
+    assert problem.endswith("p.md:6: 'topic:' given twice (first on line 2)"), problem
+
+
+def test_duplicate_topic(tmp_path: Path) -> None:
+    pages = write_pages(tmp_path / "pages", {"a.md": page("same"), "b.md": page("same")})
+    problems = problems_of(pages)
+    assert len(problems) == 1
+    assert problems[0] == f"{pages / 'b.md'}:2: duplicate topic 'same' (also in {pages / 'a.md'})"
+
+
+def test_page_over_the_file_bound(tmp_path: Path) -> None:
+    text = page(body="x" * GEN.PAGE_FILE_MAX)
+    problem = one_problem(tmp_path, text)
+    assert problem.endswith(f"p.md:1: page is {len(text)} bytes, more than "
+                            f"{GEN.PAGE_FILE_MAX}"), problem
+
+
+def test_body_over_its_bound(tmp_path: Path) -> None:
+    problem = one_problem(tmp_path, page(body="y" * (GEN.BODY_MAX + 1)))
+    assert problem.endswith(f"p.md:7: body is {GEN.BODY_MAX + 1} bytes, more than "
+                            f"{GEN.BODY_MAX}"), problem
+
+
+def test_contract_over_its_bound(tmp_path: Path) -> None:
+    problem = one_problem(tmp_path, page(contract="z" * (GEN.CONTRACT_MAX + 1)))
+    assert problem.endswith(f"p.md:13: contract is {GEN.CONTRACT_MAX + 1} bytes, more than "
+                            f"{GEN.CONTRACT_MAX}"), problem
+
+
+def test_placeholders_count_as_eleven_bytes_before_filling(tmp_path: Path) -> None:
+    # 94 placeholders of 38 characters would be 3572 bytes, but count as 94 * 11 = 1034.
+    contract = "{{CONFIG_AGENT_STORAGE_SEARCH_MATCHES}}" * 94
+    problem = one_problem(tmp_path, page(contract=contract))
+    assert "contract is 1034 bytes, more than 1024" in problem
+
+
+def test_summary_over_its_bound(tmp_path: Path) -> None:
+    problem = one_problem(tmp_path, page(summary="s" * (GEN.SUMMARY_MAX + 1)))
+    assert problem.endswith(f"p.md:3: summary is {GEN.SUMMARY_MAX + 1} bytes, more than "
+                            f"{GEN.SUMMARY_MAX}"), problem
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("no front matter\n", "p.md:1: a page starts with a '---' line (front matter)"),
+    ("---\ntopic: x\n", "p.md:2: front matter is not closed by a '---' line"),
+    (page(body="b").replace("## Contract", "## Contracts"), "p.md:10: no '## Contract' section"),
+    (page(contract="c\n## Contract\nd\n"), "p.md:14: a second '## Contract' heading"),
+    (page(body="\n"), "p.md:7: the page has no body before its contract"),
+    (page(contract="\n\n"), "p.md:12: the contract section is empty"),
+    (page(topic="Bad_Topic"), ("p.md:2: topic 'Bad_Topic' must be 1 to 31 of a-z 0-9 '-', "
+                              "starting with a letter")),
+    (page(summary=""), "p.md:3: summary is empty"),
+    (page(keywords="a b"), "p.md:4: keywords must be a list: [word, word, ...]"),
+    (page(keywords="[]"), "p.md:4: keywords must list 1 to 16 words"),
+    (page(keywords="[Up]"), "p.md:4: keyword 'Up' must be 1 to 31 of a-z 0-9 _ . + -"),
+    (page(requires="CONFIG_A"), ("p.md:5: requires must be a list of Kconfig symbols: "
+                                "[CONFIG_A, ...] or []")),
+    (page(requires="[AGENT]"), "p.md:5: 'AGENT' is not a Kconfig symbol name (CONFIG_...)"),
+    (page(requires="[CONFIG_A, CONFIG_A]"), "p.md:5: requires names a symbol twice"),
+    (page(requires="[CONFIG_A,]"), ("p.md:5: requires must be a list of Kconfig symbols: "
+                                   "[CONFIG_A, ...] or []")),
+    (page(extra_front="just text\n"), "p.md:6: not a 'key: value' line: 'just text'"),
+    (page(body="a\tb"), "p.md:7: tab character (indent with spaces)"),
+    (page(body="a\r\nb"), "p.md:7: carriage return (use LF line ends)"),
+    (page(body="a\x07b"), "p.md:7: control character U+0007"),
+    (page(body="a\u2028b"), "p.md:7: line separator U+2028"),
+    (page(body="{{lower}}"), ("p.md:7: placeholder {{lower}} must name a Kconfig symbol: "
+                             "{{CONFIG_NAME}}")),
+])
+def test_refusals(tmp_path: Path, text: str, expected: str) -> None:
+    problem = one_problem(tmp_path, text)
+    assert problem.endswith(expected), problem
+
+
+def test_invalid_utf8(tmp_path: Path) -> None:
+    problem = one_problem(tmp_path, page(body="ok\nbad \xff here").encode("latin-1"))
+    assert problem.endswith("p.md:8: not valid UTF-8"), problem
+
+
+def test_problems_of_several_pages_are_all_reported(tmp_path: Path) -> None:
+    pages = write_pages(tmp_path / "pages", {
+        "a.md": page("a", summary=""),
+        "b.md": page("b", extra_front="x: 1\n"),
+        "c.md": page("c"),
+    })
+    problems = problems_of(pages)
+    assert [Path(p.split(":", 1)[0]).name for p in problems] == ["a.md", "b.md"]
+
+
+def test_cli_reports_and_writes_nothing(tmp_path: Path) -> None:
+    pages = write_pages(tmp_path / "pages", {"a.md": page("a", summary="")})
+    out_c = tmp_path / "out.c"
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), "--pages", str(pages), "--dotconfig",
+         str(sim_dotconfig(tmp_path)), "--out-c", str(out_c), "--out-h", str(tmp_path / "o.h")],
+        capture_output=True, text=True, check=False)
+    assert result.returncode == 1
+    assert result.stderr == f"gen_reference.py: {pages / 'a.md'}:3: summary is empty\n"
+    assert not out_c.exists()
+
+
+# ---- The .config and the filter ---------------------------------------------------------------
+
+def test_requires_filter(tmp_path: Path) -> None:
+    pages = write_pages(tmp_path / "pages", {
+        "always.md": page("always"),
+        "on.md": page("on", requires="[CONFIG_ON]"),
+        "both.md": page("both", requires="[CONFIG_ON, CONFIG_OTHER]"),
+        "off.md": page("off", requires="[CONFIG_OFF]"),
+        "absent.md": page("absent", requires="[CONFIG_ABSENT]"),
+        "module.md": page("module", requires="[CONFIG_MOD]"),
+    })
+    dotconfig = tmp_path / ".config"
+    dotconfig.write_text("# comment\n\nCONFIG_ON=y\nCONFIG_OTHER=y\n# CONFIG_OFF is not set\n"
+                         "CONFIG_MOD=m\n")
+    kept = GEN.select_pages(GEN.load_pages(pages), GEN.load_dotconfig(dotconfig))
+    assert [p.topic for p in kept] == ["always", "both", "on"]
+
+
+def test_requires_must_name_a_bool(tmp_path: Path) -> None:
+    pages = write_pages(tmp_path / "pages", {"a.md": page("a", requires="[CONFIG_N]")})
+    dotconfig = tmp_path / ".config"
+    dotconfig.write_text("CONFIG_N=12\n")
+    with pytest.raises(GEN.ReferenceError) as info:
+        GEN.select_pages(GEN.load_pages(pages), GEN.load_dotconfig(dotconfig))
+    assert info.value.problems == [
+        f"{pages / 'a.md'}:5: CONFIG_N is not a bool symbol (its value is '12')"]
+
+
+def test_placeholder_without_a_value(tmp_path: Path) -> None:
+    body = "# a - b\n\nfirst\nsecond {{CONFIG_X}} and {{CONFIG_GONE}}\n"
+    pages = write_pages(tmp_path / "pages", {"a.md": page("a", body=body)})
+    dotconfig = tmp_path / ".config"
+    dotconfig.write_text('CONFIG_X="s \\"q\\" \\\\"\n# CONFIG_GONE is not set\n')
+    with pytest.raises(GEN.ReferenceError) as info:
+        GEN.select_pages(GEN.load_pages(pages), GEN.load_dotconfig(dotconfig))
+    assert info.value.problems == [
+        (f"{pages / 'a.md'}:10: {{{{CONFIG_GONE}}}}: CONFIG_GONE has no value in this "
+        "configuration")]
+    dotconfig.write_text('CONFIG_X="s \\"q\\" \\\\"\nCONFIG_GONE=0x1f\n')
+    kept = GEN.select_pages(GEN.load_pages(pages), GEN.load_dotconfig(dotconfig))
+    assert 'second s "q" \\ and 0x1f' in kept[0].body
+
+
+def test_bad_dotconfig_line(tmp_path: Path) -> None:
+    dotconfig = tmp_path / ".config"
+    dotconfig.write_text("CONFIG_A=y\nnonsense\nCONFIG_S=\"open\n")
+    with pytest.raises(GEN.ReferenceError) as info:
+        GEN.load_dotconfig(dotconfig)
+    assert info.value.problems == [f"{dotconfig}:2: not a .config line: 'nonsense'",
+                                   f"{dotconfig}:3: unterminated string value of CONFIG_S"]
+
+
+# ---- Determinism -----------------------------------------------------------------------------
+
+def test_output_is_deterministic(tmp_path: Path) -> None:
+    dotconfig = sim_dotconfig(tmp_path)
+    first = GEN.generate(PAGES_DIR, dotconfig)
+    assert GEN.generate(PAGES_DIR, dotconfig) == first
+    # File names and the order they are found in do not matter: topics sort the table.
+    renamed = write_pages(tmp_path / "renamed", {
+        f"{99 - i:02d}-{p.name}": p.read_text(encoding="utf-8")
+        for i, p in enumerate(sorted(PAGES_DIR.glob("*.md")))})
+    assert GEN.generate(renamed, dotconfig) == first

@@ -1,0 +1,256 @@
+/*
+ * firmware_reference: the reference registry (reference.h) for the model. One query, at most
+ * CONFIG_AGENT_REFERENCE_MATCHES_MAX compact contracts, and the coding guidance in every
+ * result. The result always fits the tool result bound: a contract that does not fit is cut
+ * (at a line end where it can be) and the result says "truncated": true.
+ */
+#if defined(CONFIG_AGENT_TOOLS_REFERENCE)
+
+#include "tools_reference.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "utf8.h"
+
+/* A cut contract keeps at least this much, or is left out. */
+#define CONTRACT_PART_MIN 64
+
+#if defined(CONFIG_AGENT_TOOLS_HARDWARE)
+#define GUIDANCE_HARDWARE                                                                    \
+	"discover hardware names first (hardware_describe, then gpio_list or buses_list) and "  \
+	"use only names they return; "
+#else
+#define GUIDANCE_HARDWARE                                                                    \
+	"this build has no hardware inspection tools, so assume no pin, bus or device exists; "
+#endif
+
+const char reference_guidance[] =
+	"Use the commands, names, constants and limits documented in these contracts, never "
+	"guessed strings or numbers; " GUIDANCE_HARDWARE
+	"respect the Kconfig gates: a tool, command or page missing from this build is not "
+	"available, so do not emulate it; preserve cleanup patterns: close what you open, "
+	"release what you claim and restore state on every error path.";
+
+/*
+ * The character at @p text (at most @p len bytes): returns its length in bytes and puts in
+ * @p cost what the JSON writer (json_writer.c) makes of it: 1 for plain ASCII, 2 for a
+ * short escape, 6 for \u00XX, 6 for U+2028 and U+2029, the same bytes for other valid
+ * UTF-8, and 3 (one U+FFFD, an upper bound) for each byte of an invalid sequence.
+ */
+static size_t char_at(const char *text, size_t len, size_t *cost)
+{
+	const uint8_t *s = (const uint8_t *)text;
+	uint8_t lo;
+	uint8_t hi;
+	uint8_t need;
+	size_t k;
+
+	if (s[0] < 0x80) {
+		if (s[0] == '"' || s[0] == '\\' || s[0] == '\b' || s[0] == '\f' || s[0] == '\n' ||
+		    s[0] == '\r' || s[0] == '\t') {
+			*cost = 2;
+		} else {
+			*cost = s[0] < 0x20 ? 6 : 1;
+		}
+		return 1;
+	}
+	need = utf8_lead(s[0], &lo, &hi);
+	for (k = 1; k <= need && k < len; k++) {
+		if (s[k] < lo || s[k] > hi) {
+			break;
+		}
+		lo = 0x80;
+		hi = 0xBF;
+	}
+	if (need == 0 || k <= need) {
+		*cost = 3;
+		return 1;
+	}
+	*cost = k == 3 && s[0] == 0xE2 && s[1] == 0x80 && (s[2] == 0xA8 || s[2] == 0xA9) ? 6 : k;
+	return k;
+}
+
+/* Bytes @p len bytes of @p text take once escaped by the JSON writer (at most). */
+static size_t escaped_len(const char *text, size_t len)
+{
+	size_t n = 0;
+	size_t i = 0;
+
+	while (i < len) {
+		size_t cost;
+
+		i += char_at(&text[i], len - i, &cost);
+		n += cost;
+	}
+	return n;
+}
+
+/*
+ * How many bytes of @p text (@p len bytes) fit in @p room once escaped, never splitting a
+ * character: the end of the last whole line that fits when that keeps at least half.
+ */
+static size_t fitting_prefix(const char *text, size_t len, size_t room)
+{
+	size_t used = 0;
+	size_t end = 0;
+	size_t line_end = 0;
+
+	while (end < len) {
+		size_t cost;
+		size_t step = char_at(&text[end], len - end, &cost);
+
+		if (used + cost > room) {
+			break;
+		}
+		used += cost;
+		end += step;
+		if (text[end - 1] == '\n') {
+			line_end = end;
+		}
+	}
+	if (end < len && line_end > 0 && line_end >= end / 2) {
+		return line_end;
+	}
+	return end;
+}
+
+/* The member text an entry writes besides its contract, escaped. */
+static size_t entry_overhead(const struct reference_page *page, bool first)
+{
+	return (first ? 0 : 1) + strlen("{\"topic\":\"\",\"summary\":\"\",\"contract\":\"\"}") +
+	       escaped_len(page->topic, strlen(page->topic)) +
+	       escaped_len(page->summary, strlen(page->summary));
+}
+
+static void write_entry(struct json_writer *out, const struct reference_page *page,
+			size_t contract_len)
+{
+	jw_object_begin(out);
+	jw_key(out, "topic");
+	jw_string(out, page->topic);
+	jw_key(out, "summary");
+	jw_string(out, page->summary);
+	jw_key(out, "contract");
+	jw_string_n(out, page->contract, contract_len);
+	jw_object_end(out);
+}
+
+/* "hint": the topics of this build, as many as fit in @p room bytes. */
+static void write_hint(struct json_writer *out, const struct reference_index *index,
+		       size_t room)
+{
+	static const char intro[] = "No reference page matches. Try other words, or one of "
+				    "these topics:";
+	size_t used = strlen(",\"hint\":\"\"") + strlen(intro);
+
+	if (used > room) {
+		return;
+	}
+	jw_key(out, "hint");
+	jw_string_begin(out);
+	jw_string_part(out, intro, strlen(intro));
+	for (size_t i = 0; i < index->count; i++) {
+		const char *topic = index->pages[i].topic;
+		size_t n = strlen(topic);
+
+		if (used + 1 + escaped_len(topic, n) > room) {
+			break;
+		}
+		used += 1 + escaped_len(topic, n);
+		jw_string_part(out, " ", 1);
+		jw_string_part(out, topic, n);
+	}
+	jw_string_end(out);
+}
+
+int reference_tool_answer(const struct reference_index *index, const char *query, size_t len,
+			  struct json_writer *out)
+{
+	struct reference_hit hits[CONFIG_AGENT_REFERENCE_MATCHES_MAX];
+	size_t count = reference_search(index, query, len, hits, CONFIG_AGENT_REFERENCE_MATCHES_MAX,
+					NULL);
+	/* What follows the list: `],"guidance":"..."` (the closing brace and a "truncated"
+	 * member are in the room tool_result_room() keeps back).
+	 */
+	size_t tail = strlen("],\"guidance\":\"\"") +
+		      escaped_len(reference_guidance, strlen(reference_guidance));
+	bool truncated = false;
+
+	jw_object_begin(out);
+	jw_key(out, "results");
+	jw_array_begin(out);
+	for (size_t i = 0; i < count; i++) {
+		const struct reference_page *page = hits[i].page;
+		size_t room = tool_result_room(out);
+		size_t overhead = entry_overhead(page, i == 0);
+		size_t whole = escaped_len(page->contract, page->contract_len);
+		size_t fit;
+
+		if (room >= tail + overhead + whole) {
+			fit = page->contract_len;
+		} else if (room >= tail + overhead + CONTRACT_PART_MIN) {
+			fit = fitting_prefix(page->contract, page->contract_len,
+					     room - tail - overhead);
+		} else {
+			truncated = true;
+			break;
+		}
+		write_entry(out, page, fit);
+		if (fit < page->contract_len) {
+			truncated = true;
+			break;
+		}
+	}
+	jw_array_end(out);
+	if (count == 0) {
+		size_t room = tool_result_room(out);
+
+		write_hint(out, index, room > tail ? room - tail : 0);
+	}
+	jw_key(out, "guidance");
+	jw_string(out, reference_guidance);
+	if (truncated) {
+		jw_key(out, "truncated");
+		jw_bool(out, true);
+	}
+	jw_object_end(out);
+	return 0;
+}
+
+static int reference_exec(struct tool_ctx *ctx, const struct tool_args *args,
+			  struct json_writer *out)
+{
+	(void)ctx;
+	return reference_tool_answer(reference_builtin(), args->v[0].str, args->v[0].len, out);
+}
+
+static const struct tool_param reference_params[] = {
+	{
+		.name = "query",
+		.type = TOOL_PARAM_STRING,
+		.required = true,
+		.description = "One query naming the subject and the task, e.g. \"storage write "
+			       "limits\" or \"gpio read level\".",
+		.min = 1,
+		.max = CONFIG_AGENT_TOOL_QUERY_MAX_LEN,
+	},
+};
+
+const struct tool_def tool_firmware_reference = {
+	.name = "firmware_reference",
+	.description = "Search this firmware's reference pages (the ones `man` shows) for "
+		       "compact, authoritative contracts: shell commands, tools, paths, limits "
+		       "and errors of this build. Returns the best few matches with coding "
+		       "guidance. Consult it before writing commands or code for the device.",
+	.domain = TOOL_DOMAIN_REFERENCE,
+	.risk = TOOL_RISK_READ,
+	.params = reference_params,
+	.param_count = 1,
+	.output = "{results: [{topic, summary, contract}], guidance, truncated?, hint?}",
+	.exec = reference_exec,
+	.keywords = "reference manual man documentation contract api limits help",
+};
+
+#endif /* CONFIG_AGENT_TOOLS_REFERENCE */

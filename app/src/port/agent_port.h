@@ -435,11 +435,13 @@ struct agent_network_state {
 	bool rssi_known;
 	int16_t rssi_dbm;
 	uint16_t channel; /* 0: unknown or not associated */
+	bool ap_known; /* false: the port cannot read the access point; ap_* mean nothing */
 	bool ap_active;
 	char ap_ssid[AGENT_BOARD_SSID_MAX + 1];
 	char ap_ip[AGENT_BOARD_ADDR_MAX + 1];
 	uint16_t ap_channel;
 	uint8_t ap_clients;
+	bool nat_known;
 	bool nat_enabled; /* forwarding between the access point and the station */
 };
 

@@ -9,27 +9,33 @@
 #include "tool_registry.h"
 #include "tools_bootstrap.h"
 /* Family headers (one line each, gated like their entries below). */
-#if defined(CONFIG_AGENT_TOOLS_REFERENCE)
-#include "tools_reference.h"
-#endif
 #include "tools_system.h"
 #if defined(CONFIG_AGENT_TOOLS_JOBS)
 #include "tools_jobs.h"
+#endif
+#if defined(CONFIG_AGENT_TOOLS_HARDWARE)
+#include "tools_hardware.h"
 #endif
 
 static const struct tool_def *const registry[] = {
 	/* Bootstrap: offered at the start of every request. */
 	&tool_system_status,
-#if defined(CONFIG_AGENT_TOOLS_REFERENCE)
-	&tool_firmware_reference,
-#endif
+	/* firmware_reference (tools_reference.h, CONFIG_AGENT_TOOLS_REFERENCE) */
 	&tool_tool_search,
 	/* Discoverable through tool_search. */
 	/* storage_* (tools_storage.h, CONFIG_AGENT_TOOLS_STORAGE) */
 #if defined(CONFIG_AGENT_TOOLS_JOBS)
 	&tool_jobs_list,
 #endif
-	/* hardware_describe ... sensors_read (tools_hardware.h, CONFIG_AGENT_TOOLS_HARDWARE) */
+#if defined(CONFIG_AGENT_TOOLS_HARDWARE)
+	&tool_hardware_describe,
+	&tool_gpio_list,
+	&tool_gpio_read,
+	&tool_buses_list,
+	&tool_display_list,
+	&tool_network_status,
+	&tool_sensors_read,
+#endif
 };
 
 #define STATIC_COUNT (sizeof(registry) / sizeof(registry[0]))

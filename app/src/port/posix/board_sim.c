@@ -915,6 +915,9 @@ static void board_defaults(struct sim_board *b)
 {
 	memset(b, 0, sizeof(*b));
 	b->net.sta_state = AGENT_WIFI_ABSENT;
+	/* The file is the whole truth: no ap or nat line means none. */
+	b->net.ap_known = true;
+	b->net.nat_known = true;
 }
 
 /* Consistency between lines, checked once the whole file is read. */

@@ -9,6 +9,9 @@
 #include "tool_registry.h"
 #include "tools_bootstrap.h"
 /* Family headers (one line each, gated like their entries below). */
+#if defined(CONFIG_AGENT_TOOLS_REFERENCE)
+#include "tools_reference.h"
+#endif
 #include "tools_system.h"
 #if defined(CONFIG_AGENT_TOOLS_JOBS)
 #include "tools_jobs.h"
@@ -20,7 +23,9 @@
 static const struct tool_def *const registry[] = {
 	/* Bootstrap: offered at the start of every request. */
 	&tool_system_status,
-	/* firmware_reference (tools_reference.h, CONFIG_AGENT_TOOLS_REFERENCE) */
+#if defined(CONFIG_AGENT_TOOLS_REFERENCE)
+	&tool_firmware_reference,
+#endif
 	&tool_tool_search,
 	/* Discoverable through tool_search. */
 	/* storage_* (tools_storage.h, CONFIG_AGENT_TOOLS_STORAGE) */

@@ -14,6 +14,7 @@
 #include "agent_cmd.h"
 #include "agent_print.h"
 #include "agent_version.h"
+#include "posix_board.h"
 #include "posix_console.h"
 #include "posix_port.h"
 #include "sim_shell.h"
@@ -23,8 +24,14 @@
 
 #define CA_FILES_MAX 4
 
+/* The simulated board file (docs/simulated-board.md); app/sim/CMakeLists.txt sets the path. */
+#ifndef AGENT_SIM_BOARD_DEFAULT
+#define AGENT_SIM_BOARD_DEFAULT "host_sim.board"
+#endif
+
 struct options {
 	const char *flash;
+	const char *board;
 	const char *ca_files[CA_FILES_MAX];
 	int ca_count;
 	unsigned long flash_bytes;
@@ -54,12 +61,14 @@ static void usage(FILE *out, const char *prog)
 		"                      stdin/stdout and print its path\n"
 		"  --ca=FILE           also trust the CA certificates of this PEM file for\n"
 		"                      TLS (up to %d times)\n"
+		"  --board=FILE        the simulated board the hardware tools see\n"
+		"                      (default %s)\n"
 		"  --confirm-timeout-ms=MS  tests: the tool confirmation deadline (default\n"
 		"                      the spec's 30 s)\n"
 		"  --version           print the version and exit\n"
 		"  --help              this text\n",
 		prog, FLASH_DEFAULT_PATH, POSIX_FLASH_BLOCK_BYTES, POSIX_FLASH_DEFAULT_BYTES,
-		CA_FILES_MAX);
+		CA_FILES_MAX, AGENT_SIM_BOARD_DEFAULT);
 }
 
 /* Accepts "--name=value" and "--name value". Returns the value or NULL. */
@@ -82,6 +91,7 @@ static const char *option_value(int argc, char **argv, int *i, const char *name)
 static int parse_options(int argc, char **argv, struct options *opt)
 {
 	opt->flash = FLASH_DEFAULT_PATH;
+	opt->board = AGENT_SIM_BOARD_DEFAULT;
 	opt->flash_bytes = POSIX_FLASH_DEFAULT_BYTES;
 	for (int i = 1; i < argc; i++) {
 		const char *value;
@@ -135,6 +145,12 @@ static int parse_options(int argc, char **argv, struct options *opt)
 				return -EINVAL;
 			}
 			opt->flash = value;
+		} else if ((value = option_value(argc, argv, &i, "--board")) != NULL) {
+			if (value[0] == '\0') {
+				fprintf(stderr, "error: --board needs a file name\n");
+				return -EINVAL;
+			}
+			opt->board = value;
 		} else {
 			fprintf(stderr, "error: unknown option '%s'; see --help\n", argv[i]);
 			return -EINVAL;
@@ -175,11 +191,18 @@ int main(int argc, char **argv)
 	struct sigaction sa = {0};
 	struct agent_console *console;
 	char pty_name[64];
+	char board_why[256];
 	int in_fd = STDIN_FILENO;
 	int out_fd = STDOUT_FILENO;
 	int err;
 
 	if (parse_options(argc, argv, &opt) != 0) {
+		return 2;
+	}
+	/* A board file with a mistake stops the start: the tools would describe another board. */
+	err = posix_board_load(opt.board, board_why, sizeof(board_why));
+	if (err != 0) {
+		fprintf(stderr, "error: board file %s, %s\n", opt.board, board_why);
 		return 2;
 	}
 	sa.sa_handler = on_signal;

@@ -14,6 +14,9 @@
 #include "agent_cmd.h"
 #include "agent_print.h"
 #include "posix_console.h"
+#if defined(CONFIG_AGENT_TOOLS_REFERENCE)
+#include "man_cmd.h"
+#endif
 
 /* Room for `agent ask` with a maximal prompt. */
 #define LINE_MAX_BYTES	(CONFIG_AGENT_PROMPT_MAX_LEN + 64)
@@ -80,6 +83,9 @@ static void print_help(struct agent_console *console)
 {
 	agent_puts(console, "Available commands:\n"
 			    "  agent  LLM agent: configuration and status (agent help)\n"
+#if defined(CONFIG_AGENT_TOOLS_REFERENCE)
+			    "  man    reference pages of this firmware (man man)\n"
+#endif
 			    "  help   this list\n");
 }
 
@@ -101,6 +107,10 @@ static void execute(struct agent_console *console, char *line)
 	}
 	if (strcmp(argv[0], "agent") == 0) {
 		agent_cmd_exec(console, argc, argv);
+#if defined(CONFIG_AGENT_TOOLS_REFERENCE)
+	} else if (strcmp(argv[0], "man") == 0) {
+		agent_man_exec(console, argc, argv);
+#endif
 	} else if (strcmp(argv[0], "help") == 0) {
 		print_help(console);
 	} else {

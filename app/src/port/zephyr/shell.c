@@ -9,6 +9,9 @@
 
 #include "agent_cmd.h"
 #include "zephyr_port.h"
+#if defined(CONFIG_AGENT_TOOLS_REFERENCE)
+#include "man_cmd.h"
+#endif
 
 static int cmd_agent(const struct shell *sh, size_t argc, char **argv)
 {
@@ -32,3 +35,23 @@ static int cmd_agent(const struct shell *sh, size_t argc, char **argv)
  */
 SHELL_CMD_ARG_REGISTER(agent, NULL, "LLM agent; `agent help` lists the subcommands.", cmd_agent,
 		       1, SHELL_OPT_ARG_CHECK_SKIP);
+
+#if defined(CONFIG_AGENT_TOOLS_REFERENCE)
+/* `man TOPIC` and `man -k WORD...` over the reference pages built into the image. */
+static int cmd_man(const struct shell *sh, size_t argc, char **argv)
+{
+	struct agent_console *console = zephyr_console_get(sh);
+
+	if (console == NULL) {
+		shell_error(sh, "man: no console slot left for this shell");
+		return -ENOMEM;
+	}
+	if (argc > (size_t)INT_MAX) {
+		return -E2BIG;
+	}
+	return agent_man_exec(console, (int)argc, argv);
+}
+
+SHELL_CMD_ARG_REGISTER(man, NULL, "Reference pages: `man TOPIC`, `man -k WORD...`.", cmd_man, 1,
+		       SHELL_OPT_ARG_CHECK_SKIP);
+#endif

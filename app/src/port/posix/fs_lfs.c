@@ -11,6 +11,9 @@
  * reports a path without a mount point. A full file or directory table is -ENFILE. Reading
  * from a file opened without AGENT_FS_O_READ, or writing or truncating one opened without
  * AGENT_FS_O_WRITE, is -EBADF (littlefs would assert instead).
+ *
+ * Tests can make chosen agent_fs_* calls fail and cut the power (posix_port.h, "Test
+ * support"); disarmed, the hook only counts calls.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* flock */
@@ -24,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <lfs.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -81,6 +85,16 @@ static uint8_t fs_lookahead[FS_LOOKAHEAD_BYTES] __attribute__((aligned(8)));
 static uint8_t fs_erased[POSIX_FLASH_BLOCK_BYTES];
 static struct agent_file fs_files[FS_FILE_SLOTS];
 static struct agent_dir fs_dirs[POSIX_FS_DIR_SLOTS];
+
+/*
+ * Fault injection for the crash-safety tests (posix_port.h): calls to agent_fs_* numbered
+ * from 0 since the last arming; those in [fs_fault_first, fs_fault_last] fail with
+ * fs_fault_err without reaching littlefs. Guarded by fs_lock.
+ */
+static long fs_fault_calls;
+static long fs_fault_first = -1; /* -1: disarmed */
+static long fs_fault_last = -1;
+static int fs_fault_err = -EIO;
 
 void posix_lfs_log(const char *level, const char *file, int line, const char *fmt, ...)
 {
@@ -348,6 +362,87 @@ bool posix_fs_is_mounted(void)
 	return mounted;
 }
 
+/* ---- Fault injection (tests) -------------------------------------------------------------- */
+
+static void fs_fault_arm(long first, long last, int err)
+{
+	pthread_mutex_lock(&fs_lock);
+	fs_fault_calls = 0;
+	fs_fault_first = first;
+	fs_fault_last = last;
+	fs_fault_err = err;
+	pthread_mutex_unlock(&fs_lock);
+}
+
+void posix_fs_fail_after(int ops)
+{
+	fs_fault_arm(ops < 0 ? -1 : ops, ops < 0 ? -1 : LONG_MAX, -EIO);
+}
+
+void posix_fs_fail_range(int first, int count, int err)
+{
+	bool armed = first >= 0 && count > 0 && err < 0;
+
+	fs_fault_arm(armed ? first : -1, armed ? (long)first + count - 1 : -1, err);
+}
+
+long posix_fs_calls(void)
+{
+	long n;
+
+	pthread_mutex_lock(&fs_lock);
+	n = fs_fault_calls;
+	pthread_mutex_unlock(&fs_lock);
+	return n;
+}
+
+/* Count one agent_fs_* call; the injected error when it is to fail, else 0. */
+static int fs_fault(void)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&fs_lock);
+	long n = fs_fault_calls++;
+
+	if (fs_fault_first >= 0 && n >= fs_fault_first && n <= fs_fault_last) {
+		err = fs_fault_err;
+	}
+	pthread_mutex_unlock(&fs_lock);
+	return err;
+}
+
+/* Used first in every agent_fs_* call but the closes, which must release their handle. */
+#define FS_FAULT_RETURN()                                                                         \
+	do {                                                                                      \
+		int fault_ = fs_fault();                                                          \
+                                                                                                  \
+		if (fault_ != 0) {                                                                \
+			return fault_;                                                            \
+		}                                                                                 \
+	} while (0)
+
+int posix_flash_power_cut(void)
+{
+	pthread_mutex_lock(&fs_lock);
+	if (!fs_mounted) {
+		pthread_mutex_unlock(&fs_lock);
+		return -EINVAL;
+	}
+	/* Handles are forgotten, not closed: nothing littlefs still caches reaches the image. */
+	for (size_t i = 0; i < FS_FILE_SLOTS; i++) {
+		fs_files[i].used = false;
+	}
+	for (size_t i = 0; i < POSIX_FS_DIR_SLOTS; i++) {
+		fs_dirs[i].used = false;
+	}
+	memset(&fs_lfs, 0, sizeof(fs_lfs));
+	fs_mounted = false;
+	close(fs_fd);
+	fs_fd = -1;
+	pthread_mutex_unlock(&fs_lock);
+	return 0;
+}
+
 /* ---- Paths and handles -------------------------------------------------------------------- */
 
 /*
@@ -480,6 +575,8 @@ static int fs_open_in(struct agent_file **out, const char *path, unsigned int fl
 
 int agent_fs_open(struct agent_file **out, const char *path, unsigned int flags)
 {
+	FS_FAULT_RETURN();
+
 	return fs_open_in(out, path, flags, 0, POSIX_FS_FILE_SLOTS);
 }
 
@@ -511,6 +608,7 @@ int agent_fs_read(struct agent_file *file, void *buf, size_t len)
 {
 	int ret;
 
+	FS_FAULT_RETURN();
 	if (buf == NULL && len > 0u) {
 		return -EINVAL;
 	}
@@ -527,6 +625,7 @@ int agent_fs_write(struct agent_file *file, const void *buf, size_t len)
 {
 	int ret;
 
+	FS_FAULT_RETURN();
 	if (buf == NULL && len > 0u) {
 		return -EINVAL;
 	}
@@ -543,6 +642,7 @@ int agent_fs_seek(struct agent_file *file, int32_t offset, int whence)
 {
 	lfs_soff_t pos;
 
+	FS_FAULT_RETURN();
 	if (whence != AGENT_FS_SEEK_SET && whence != AGENT_FS_SEEK_CUR &&
 	    whence != AGENT_FS_SEEK_END) {
 		return -EINVAL;
@@ -560,6 +660,7 @@ int32_t agent_fs_tell(struct agent_file *file)
 {
 	lfs_soff_t pos;
 
+	FS_FAULT_RETURN();
 	if (fs_file_enter(file, 0) != 0) {
 		return -EBADF;
 	}
@@ -572,6 +673,7 @@ int agent_fs_truncate(struct agent_file *file, uint32_t length)
 {
 	int err;
 
+	FS_FAULT_RETURN();
 	err = fs_file_enter(file, AGENT_FS_O_WRITE);
 	if (err != 0) {
 		return err;
@@ -585,6 +687,7 @@ int agent_fs_sync(struct agent_file *file)
 {
 	int err;
 
+	FS_FAULT_RETURN();
 	err = fs_file_enter(file, 0);
 	if (err != 0) {
 		return err;
@@ -596,17 +699,25 @@ int agent_fs_sync(struct agent_file *file)
 
 int agent_fs_close(struct agent_file *file)
 {
+	int fault = fs_fault();
 	int err;
 
 	err = fs_file_enter(file, 0);
 	if (err != 0) {
 		return err;
 	}
+	/*
+	 * An injected failure is a close whose final flush failed: littlefs skips the flush of
+	 * a file marked as erred, so nothing unsynced is committed, and the handle is released.
+	 */
+	if (fault != 0) {
+		file->file.flags |= LFS_F_ERRED;
+	}
 	/* littlefs releases the file even when the final flush fails, so the slot is free. */
 	err = lfs_file_close(&fs_lfs, &file->file);
 	file->used = false;
 	pthread_mutex_unlock(&fs_lock);
-	return err;
+	return fault != 0 ? fault : err;
 }
 
 /* ---- Names -------------------------------------------------------------------------------- */
@@ -627,6 +738,7 @@ int agent_fs_unlink(const char *path)
 	char lpath[FS_PATH_BYTES];
 	int err;
 
+	FS_FAULT_RETURN();
 	err = fs_path(path, lpath);
 	if (err != 0) {
 		return err;
@@ -650,6 +762,7 @@ int agent_fs_rename(const char *from, const char *to)
 	char lto[FS_PATH_BYTES];
 	int err;
 
+	FS_FAULT_RETURN();
 	err = fs_path(from, lfrom);
 	if (err == 0) {
 		err = fs_path(to, lto);
@@ -672,6 +785,7 @@ int agent_fs_mkdir(const char *path)
 	char lpath[FS_PATH_BYTES];
 	int err;
 
+	FS_FAULT_RETURN();
 	err = fs_path(path, lpath);
 	if (err != 0) {
 		return err;
@@ -701,6 +815,7 @@ int agent_fs_stat(const char *path, struct agent_dirent *entry)
 	struct lfs_info info;
 	int err;
 
+	FS_FAULT_RETURN();
 	if (entry == NULL) {
 		return -EINVAL;
 	}
@@ -726,6 +841,7 @@ int agent_fs_statvfs(const char *path, struct agent_statvfs *stat)
 	lfs_ssize_t used;
 	int err;
 
+	FS_FAULT_RETURN();
 	if (stat == NULL) {
 		return -EINVAL;
 	}
@@ -759,6 +875,7 @@ int agent_fs_opendir(struct agent_dir **out, const char *path)
 	struct agent_dir *dir = NULL;
 	int err;
 
+	FS_FAULT_RETURN();
 	if (out == NULL) {
 		return -EINVAL;
 	}
@@ -795,6 +912,7 @@ int agent_fs_readdir(struct agent_dir *dir, struct agent_dirent *entry)
 	struct lfs_info info;
 	int ret;
 
+	FS_FAULT_RETURN();
 	if (entry == NULL) {
 		return -EINVAL;
 	}
@@ -821,6 +939,7 @@ int agent_fs_readdir(struct agent_dir *dir, struct agent_dirent *entry)
 
 int agent_fs_closedir(struct agent_dir *dir)
 {
+	int fault = fs_fault(); /* the handle is released all the same */
 	int err;
 
 	pthread_mutex_lock(&fs_lock);
@@ -831,5 +950,5 @@ int agent_fs_closedir(struct agent_dir *dir)
 	err = lfs_dir_close(&fs_lfs, &dir->dir);
 	dir->used = false;
 	pthread_mutex_unlock(&fs_lock);
-	return err;
+	return fault != 0 ? fault : err;
 }

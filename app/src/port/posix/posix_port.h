@@ -93,6 +93,30 @@ int posix_net_trusted_ca_count(void);
 /** Forget every pool, so that each test starts with an empty pool table. */
 void posix_pool_reset_all(void);
 
+/*
+ * Fault injection for crash-safety tests. Every agent_fs_* call is counted, numbered from 0
+ * at each arming below; a call chosen to fail returns the injected error without reaching
+ * littlefs, except agent_fs_close() and agent_fs_closedir(), which still release their
+ * handle (a failed close commits nothing that was not synced before, as littlefs does with
+ * a file whose flush failed).
+ */
+
+/** The first @p ops calls from now succeed and every later one fails with -EIO; -1 disarms. */
+void posix_fs_fail_after(int ops);
+
+/** Calls @p first .. @p first + @p count - 1 from now fail with @p err (< 0); others succeed. */
+void posix_fs_fail_range(int first, int count, int err);
+
+/** agent_fs_* calls since the last arming (or since start). */
+long posix_fs_calls(void);
+
+/**
+ * Cut the power: forget every open file and directory without closing it and drop the
+ * mount, so that only what littlefs has already written to the image survives. Mount again
+ * with posix_flash_mount(). -EINVAL when nothing is mounted.
+ */
+int posix_flash_power_cut(void);
+
 #ifdef __cplusplus
 }
 #endif

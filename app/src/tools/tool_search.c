@@ -170,7 +170,7 @@ static int search_exec(struct tool_ctx *ctx, const struct tool_args *args, struc
 		int sc;
 		size_t at;
 
-		if (tool_is_bootstrap(def) || (def == stat && n > 0) ||
+		if (tool_is_bootstrap(def) || (def == stat && n > 0 && picked[0] == stat) ||
 		    !tool_session_offerable(ctx->session, def)) {
 			continue;
 		}

@@ -130,7 +130,7 @@ def test_placeholders_take_the_configured_values(tmp_path: Path) -> None:
     dotconfig = sim_dotconfig(tmp_path, "CONFIG_AGENT_STORAGE_IO_MAX_LEN=2000\n")
     pages = {p.topic: p for p in GEN.select_pages(GEN.load_pages(PAGES_DIR),
                                                   GEN.load_dotconfig(dotconfig))}
-    assert "at most 2000 bytes" in pages["storage-tools"].contract
+    assert "content 0..2000}" in pages["storage-tools"].contract
     assert "3072" not in pages["storage-tools"].contract
     assert "(at most 3)" in pages["man"].contract
 

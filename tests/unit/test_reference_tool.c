@@ -199,7 +199,7 @@ static void test_execute(void **state)
 	read_result((int)strlen(out));
 	assert_true(res.count >= 1);
 	assert_string_equal(res.entries[0].topic, "gpio");
-	assert_non_null(strstr(res.entries[0].contract, "Never configures a pin"));
+	assert_non_null(strstr(res.entries[0].contract, "Never configures or claims a pin"));
 	assert_false(res.truncated);
 }
 

@@ -102,8 +102,8 @@ def check_turn(lines: list[str], expected: dict[str, object], turn: dict[str, ob
     elif len(tool_calls) > 1:
         # The tool loop takes one call at a time (spec): the request fails after the turn.
         assert errors == [
-            f"agent: the model asked for {len(tool_calls)} tool calls at once; only one at a"
-            " time is supported"
+            (f"agent: the model asked for {len(tool_calls)} tool calls at once; only one at a"
+             " time is supported")
         ], text
     else:
         # The recorded tools are not this device's: the loop refuses the call.

@@ -134,6 +134,33 @@ class SimDevice:
                 self.transcript += chunk
         return bytes(self.transcript[begin:])
 
+    def read_until_any(self, patterns: list[bytes], timeout: float = 10.0,
+                       start: int | None = None) -> tuple[bytes, bytes]:
+        """Read until one of @patterns appears after @start.
+
+        Returns (the pattern that appeared first in the transcript, the part read from @start
+        up to and including it).
+        """
+        begin = len(self.transcript) if start is None else start
+        deadline = time.monotonic() + timeout
+        while True:
+            tail = self.transcript[begin:]
+            found = [(tail.find(p), p) for p in patterns if p in tail]
+            if found:
+                at, pattern = min(found)
+                return pattern, bytes(tail[: at + len(pattern)])
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise DeviceError(f"timed out waiting for any of {patterns!r}; got "
+                                  f"{bytes(tail)[-400:]!r}")
+            ready, _, _ = select.select([self.fd], [], [], remaining)
+            if ready:
+                try:
+                    chunk = os.read(self.fd, 4096)
+                except OSError as err:
+                    raise DeviceError(f"console closed: {err}") from err
+                self.transcript += chunk
+
     def exec_command(self, cmd: str, timeout: float = 10.0) -> list[str]:
         """Type @cmd and Enter; return the output lines before the next prompt."""
         mark = len(self.transcript)

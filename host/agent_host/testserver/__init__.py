@@ -14,6 +14,16 @@ Typical use::
 See docs/test-server.md.
 """
 
+from .dialogue import (
+    ToolCall,
+    advertised_names,
+    advertised_tools,
+    chat_exchange,
+    function_call_output,
+    text_reply,
+    tool_call_reply,
+    tool_calls_reply,
+)
 from .faults import Faults
 from .fixtures import (
     expected_outcome,
@@ -53,7 +63,11 @@ __all__ = [
     "Synth",
     "TestServer",
     "TlsMode",
+    "ToolCall",
     "Turn",
+    "advertised_names",
+    "advertised_tools",
+    "chat_exchange",
     "check_chat_request",
     "check_request",
     "check_responses_request",
@@ -67,10 +81,14 @@ __all__ = [
     "fixture_reply",
     "fixture_script",
     "fixtures_dir",
+    "function_call_output",
     "outcome_of_body",
     "request_problems",
     "resolve_fixture",
     "sdk_error_class",
     "synth_reply",
+    "text_reply",
+    "tool_call_reply",
+    "tool_calls_reply",
     "turn_for",
 ]

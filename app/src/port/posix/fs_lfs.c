@@ -95,6 +95,7 @@ static long fs_fault_calls;
 static long fs_fault_first = -1; /* -1: disarmed */
 static long fs_fault_last = -1;
 static int fs_fault_err = -EIO;
+static bool fs_rename_replaces = true; /* false: rename refuses an existing target (tests) */
 
 void posix_lfs_log(const char *level, const char *file, int line, const char *fmt, ...)
 {
@@ -384,6 +385,13 @@ void posix_fs_fail_range(int first, int count, int err)
 	bool armed = first >= 0 && count > 0 && err < 0;
 
 	fs_fault_arm(armed ? first : -1, armed ? (long)first + count - 1 : -1, err);
+}
+
+void posix_fs_rename_replaces(bool replaces)
+{
+	pthread_mutex_lock(&fs_lock);
+	fs_rename_replaces = replaces;
+	pthread_mutex_unlock(&fs_lock);
 }
 
 long posix_fs_calls(void)
@@ -760,6 +768,7 @@ int agent_fs_rename(const char *from, const char *to)
 {
 	char lfrom[FS_PATH_BYTES];
 	char lto[FS_PATH_BYTES];
+	struct lfs_info info;
 	int err;
 
 	FS_FAULT_RETURN();
@@ -773,6 +782,11 @@ int agent_fs_rename(const char *from, const char *to)
 	err = fs_enter_mounted();
 	if (err != 0) {
 		return err;
+	}
+	/* Test hook: a rename that refuses an existing target, as FAT's does. */
+	if (!fs_rename_replaces && lfs_stat(&fs_lfs, lto, &info) == 0) {
+		pthread_mutex_unlock(&fs_lock);
+		return -EEXIST;
 	}
 	/* littlefs replaces an existing target atomically, which settings.c relies on. */
 	err = lfs_rename(&fs_lfs, lfrom, lto);

@@ -111,6 +111,13 @@ void posix_fs_fail_range(int first, int count, int err);
 long posix_fs_calls(void);
 
 /**
+ * With false, agent_fs_rename() on "/lfs" refuses an existing target with -EEXIST, as FAT's
+ * rename does, so that code written for both can be tested on littlefs; true (the default)
+ * restores littlefs's atomic replacement.
+ */
+void posix_fs_rename_replaces(bool replaces);
+
+/**
  * Cut the power: forget every open file and directory without closing it and drop the
  * mount, so that only what littlefs has already written to the image survives. Mount again
  * with posix_flash_mount(). -EINVAL when nothing is mounted.

@@ -12,6 +12,7 @@
 #include "agent_board_prompt.h"
 #include "agent_cmd.h"
 #include "agent_cmd_internal.h"
+#include "agent_jobs.h"
 #include "agent_keys.h"
 #include "agent_print.h"
 #include "agent_request.h"
@@ -166,9 +167,21 @@ static const struct agent_request_hooks hooks = {
 static void worker(void *user_data)
 {
 	static struct agent_request req;
-	int n = agent_config_key_get(ask.key, sizeof(ask.key));
+	struct agent_job_admission why;
+	int n;
+	int err = agent_job_begin("agent", "shell", &why);
 
 	(void)user_data;
+	if (err != 0) {
+		agent_error(ask.console, "the request cannot start now: %s%s%s", why.reason,
+			    why.detail[0] != '\0' ? " " : "", why.detail);
+		wipe(ask.prompt, sizeof(ask.prompt));
+		ask.running = false;
+		ask.busy = false;
+		agent_console_set_bypass(ask.console, NULL, NULL);
+		return;
+	}
+	n = agent_config_key_get(ask.key, sizeof(ask.key));
 	req = (struct agent_request){
 		.config = agent_cmd_config(),
 		.key = n > 0 ? ask.key : NULL,
@@ -178,7 +191,8 @@ static void worker(void *user_data)
 		.cancel = &ask.cancel,
 		.hooks = &hooks,
 	};
-	agent_request_run(&req);
+	err = agent_request_run(&req);
+	agent_job_end("agent", err);
 	wipe(ask.key, sizeof(ask.key));
 	wipe(ask.prompt, sizeof(ask.prompt));
 	end_line();

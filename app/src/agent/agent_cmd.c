@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "agent_cmd_internal.h"
+#include "agent_jobs.h"
 #include "agent_print.h"
 #include "agent_request.h"
 #include "agent_version.h"
@@ -28,6 +29,7 @@ int agent_init(void)
 	 * fresh `config` may be what repairs the store.
 	 */
 	load_error = agent_config_load(&config);
+	(void)agent_jobs_init(); /* without its lock the registry still works */
 	/* The stream path's pools exist from boot, so status shows them before any request. */
 	int err = provider_init();
 

@@ -9,6 +9,9 @@
 #include "tool_registry.h"
 #include "tools_bootstrap.h"
 /* Family headers (one line each, gated like their entries below). */
+#if defined(CONFIG_AGENT_TOOLS_STORAGE)
+#include "tools_storage.h"
+#endif
 #if defined(CONFIG_AGENT_TOOLS_REFERENCE)
 #include "tools_reference.h"
 #endif
@@ -29,6 +32,15 @@ static const struct tool_def *const registry[] = {
 	&tool_tool_search,
 	/* Discoverable through tool_search. */
 	/* storage_* (tools_storage.h, CONFIG_AGENT_TOOLS_STORAGE) */
+#if defined(CONFIG_AGENT_TOOLS_STORAGE)
+	&tool_storage_stat,
+	&tool_storage_list,
+	&tool_storage_read,
+	&tool_storage_write,
+	&tool_storage_search,
+	&tool_storage_read_range,
+	&tool_storage_patch,
+#endif
 #if defined(CONFIG_AGENT_TOOLS_JOBS)
 	&tool_jobs_list,
 #endif

@@ -1,0 +1,70 @@
+/*
+ * Paths of the storage tools: resolution against the shell's current directory, the .ssh
+ * rule, and the staging names storage_write and storage_patch use next to their target.
+ * See docs/tools-storage.md "Paths".
+ */
+#ifndef AGENT_STORAGE_PATH_H
+#define AGENT_STORAGE_PATH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "tool.h"
+
+/* Longest resolved absolute path, in bytes (as the shell's cwd, TOOL_CWD_MAX). */
+#define STORAGE_PATH_MAX TOOL_CWD_MAX
+/* A staging path: the target's directory, '/', and a staging name. */
+#define STORAGE_STAGE_NAME_MAX 24
+#define STORAGE_STAGE_PATH_MAX (STORAGE_PATH_MAX + 1 + STORAGE_STAGE_NAME_MAX)
+
+/* Staging names, one per tool, in the target's directory (single-threaded worker). */
+#define STORAGE_WRITE_STAGE_NAME ".agent_write.tmp"
+#define STORAGE_PATCH_STAGE_NAME ".agent_patch.tmp"
+/*
+ * Where a filesystem whose rename does not replace (FAT) keeps the original while the staged
+ * file takes its name: this prefix and 8 hex digits of a hash of the target's name.
+ */
+#define STORAGE_BACKUP_PREFIX ".agent_bak_"
+
+/* The cwd used when the context has none (or a relative one). */
+#define STORAGE_DEFAULT_CWD "/lfs"
+
+/**
+ * Resolve @p path (@p len bytes) into an absolute path in @p out: relative paths start at
+ * ctx->cwd; ".", "..", repeated and trailing slashes are folded ("/.." stays "/"). Refuses,
+ * with a message in ctx->error: a NUL byte (-EINVAL), a result or a name longer than the
+ * bounds (-ENAMETOOLONG), and any path at or below a .ssh directory, whatever its spelling
+ * (-EACCES), checked on the folded names and on the names the filesystem reports for the
+ * directories that exist (a FAT short or case-folded alias).
+ *
+ * @return 0 or a negative errno (from tool_fail)
+ */
+int storage_path_resolve(struct tool_ctx *ctx, const char *path, size_t len,
+			 char out[STORAGE_PATH_MAX + 1]);
+
+/**
+ * Whether the name @p name (@p len bytes) denotes ".ssh": compared case-insensitively and
+ * without trailing dots and spaces, which FAT drops.
+ */
+bool storage_name_is_ssh(const char *name, size_t len);
+
+/** Whether the last name of @p path is a staging or backup name (reserved). */
+bool storage_path_is_stage(const char *path);
+
+/** The last name of the absolute @p path (after its last '/'). */
+const char *storage_path_base(const char *path);
+
+/**
+ * The path of @p stage_name in the directory of the absolute @p path, into @p out
+ * (STORAGE_STAGE_PATH_MAX + 1 bytes).
+ */
+void storage_stage_path(const char *path, const char *stage_name,
+			char out[STORAGE_STAGE_PATH_MAX + 1]);
+
+/** The backup path of the absolute @p path (STORAGE_STAGE_PATH_MAX + 1 bytes). */
+void storage_backup_path(const char *path, char out[STORAGE_STAGE_PATH_MAX + 1]);
+
+/** The error message of a refused .ssh path (tests compare against it). */
+extern const char storage_ssh_refusal[];
+
+#endif /* AGENT_STORAGE_PATH_H */

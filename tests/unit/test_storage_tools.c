@@ -211,6 +211,36 @@ static void test_ssh_refused_by_every_tool(void **state)
 	assert_null(strstr(result, "id_ed25519"));
 }
 
+/* The settings store holds the API key: no storage tool reads or replaces it. */
+static void test_settings_store_refused_by_every_tool(void **state)
+{
+	static const char *const spellings[][2] = {
+		{"/lfs", "/lfs/.settings"}, {"/lfs", ".settings"},	   {"/lfs", "./.settings"},
+		{"/lfs", "a/../.settings"}, {"/lfs", "/lfs/.settings.tmp"}, {"/", "lfs//.settings"},
+	};
+	char buf[64];
+
+	(void)state;
+	assert_int_equal(agent_settings_set("agent/key", "sk-secret", 9), 0);
+	for (size_t t = 0; t < TOOL_COUNT; t++) {
+		for (size_t i = 0; i < sizeof(spellings) / sizeof(spellings[0]); i++) {
+			test_cwd = spellings[i][0];
+			int rc = run_on(all_tools[t], spellings[i][1]);
+
+			if (rc != -EACCES || strcmp(last_error, storage_settings_refusal) != 0) {
+				fail_msg("%s cwd %s path %s: %d %s", all_tools[t]->name,
+					 spellings[i][0], spellings[i][1], rc, last_error);
+			}
+			assert_int_equal(result[0], '\0');
+		}
+	}
+	test_cwd = "/lfs";
+	assert_int_equal(agent_settings_get("agent/key", buf, sizeof(buf)), 9);
+	assert_memory_equal(buf, "sk-secret", 9);
+	/* Other dot files are ordinary. */
+	assert_int_equal(run_path(&tool_storage_stat, ".setting"), 0);
+}
+
 /* ---- storage_list ------------------------------------------------------------------------ */
 
 static void list_n(int n)
@@ -968,6 +998,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_paths_fold, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_paths_too_long, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_settings_store_refused_by_every_tool, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_ssh_refused_by_every_tool, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_entries, setup, teardown),

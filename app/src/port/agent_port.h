@@ -219,6 +219,14 @@ typedef int (*agent_settings_visit_fn)(const char *key, size_t value_len, void *
  */
 int agent_settings_foreach(const char *subtree, agent_settings_visit_fn fn, void *user_data);
 
+/**
+ * Whether the absolute @p path names a file of the settings store: its file, or a name that
+ * starts with the file's name in the same folder (what the store writes while replacing
+ * it, such as "/lfs/.settings.tmp"). Tools that read or write files refuse these paths: the
+ * store holds the API key. False on a store that keeps no file (NVS, ZMS).
+ */
+bool agent_settings_is_store_path(const char *path);
+
 /* ---- Console ------------------------------------------------------------------------------ */
 
 /*

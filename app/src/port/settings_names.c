@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "agent_port.h"
 
@@ -55,4 +56,12 @@ int agent_settings_subtree_len(const char *subtree)
 		len--;
 	}
 	return checked_len(subtree, len);
+}
+
+bool agent_settings_path_in_store(const char *path, const char *store_path)
+{
+	if (path == NULL || store_path == NULL || store_path[0] == '\0') {
+		return false;
+	}
+	return strncmp(path, store_path, strlen(store_path)) == 0;
 }

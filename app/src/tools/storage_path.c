@@ -15,6 +15,8 @@
 #include "agent_port.h"
 #include "storage_path.h"
 
+const char storage_settings_refusal[] =
+	"the settings store is refused (it holds the API key)";
 const char storage_ssh_refusal[] =
 	"paths at or below a .ssh directory are refused (the device's SSH identity)";
 
@@ -211,6 +213,9 @@ int storage_path_resolve(struct tool_ctx *ctx, const char *path, size_t len,
 	out[n] = '\0';
 	if (has_ssh_name(out) || has_ssh_alias(out)) {
 		return tool_fail(ctx, -EACCES, "%s", storage_ssh_refusal);
+	}
+	if (agent_settings_is_store_path(out)) {
+		return tool_fail(ctx, -EACCES, "%s", storage_settings_refusal);
 	}
 	return 0;
 }

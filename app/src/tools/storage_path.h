@@ -35,7 +35,8 @@
  * with a message in ctx->error: a NUL byte (-EINVAL), a result or a name longer than the
  * bounds (-ENAMETOOLONG), and any path at or below a .ssh directory, whatever its spelling
  * (-EACCES), checked on the folded names and on the names the filesystem reports for the
- * directories that exist (a FAT short or case-folded alias).
+ * directories that exist (a FAT short or case-folded alias); and the files of the settings
+ * store, which hold the API key (-EACCES, agent_settings_is_store_path()).
  *
  * @return 0 or a negative errno (from tool_fail)
  */
@@ -66,5 +67,7 @@ void storage_backup_path(const char *path, char out[STORAGE_STAGE_PATH_MAX + 1])
 
 /** The error message of a refused .ssh path (tests compare against it). */
 extern const char storage_ssh_refusal[];
+/** The error message of a path of the settings store (agent_settings_is_store_path()). */
+extern const char storage_settings_refusal[];
 
 #endif /* AGENT_STORAGE_PATH_H */

@@ -430,3 +430,9 @@ int agent_settings_foreach(const char *subtree, agent_settings_visit_fn fn, void
 	settings_leave();
 	return ret;
 }
+
+bool agent_settings_is_store_path(const char *path)
+{
+	/* SETTINGS_TMP_PATH starts with SETTINGS_PATH, so both are covered. */
+	return agent_settings_path_in_store(path, SETTINGS_PATH);
+}

@@ -249,3 +249,14 @@ int agent_settings_foreach(const char *subtree, agent_settings_visit_fn fn, void
 	(void)k_mutex_unlock(&agent_port_settings_lock);
 	return err;
 }
+
+bool agent_settings_is_store_path(const char *path)
+{
+#if defined(CONFIG_SETTINGS_FILE)
+	/* The file backend's file and the names it writes beside it while compacting. */
+	return agent_settings_path_in_store(path, CONFIG_SETTINGS_FILE_PATH);
+#else
+	(void)path;
+	return false; /* NVS and ZMS keep no file */
+#endif
+}

@@ -342,6 +342,9 @@ static void walk(struct search *s, uint32_t queued)
 			if (dir_len == 1) { /* the root "/" */
 				memmove(child + 1, child + 2, name_len + 1u);
 			}
+			if (agent_settings_is_store_path(child)) {
+				continue; /* holds the API key */
+			}
 			if (entry.type == AGENT_FS_DIR) {
 				memcpy(search_queue[queued++], child, strlen(child) + 1u);
 			} else {

@@ -43,6 +43,12 @@ int64_t agent_uptime_ms(void);
 /** Sleep the calling thread for at least @p ms milliseconds. */
 void agent_sleep_ms(uint32_t ms);
 
+/**
+ * Wall-clock time: seconds since 1970-01-01 UTC into @p out. -ENOTSUP when the device has
+ * no clock that was set (no RTC, no network time); callers then record 0 as "unknown".
+ */
+int agent_wall_time_s(int64_t *out);
+
 /* ---- Threads, locks, semaphores, cancellation --------------------------------------------- */
 
 typedef void (*agent_thread_fn)(void *user_data);

@@ -48,3 +48,18 @@ void agent_sleep_ms(uint32_t ms)
 	while (nanosleep(&left, &left) != 0 && errno == EINTR) {
 	}
 }
+
+/* The host's clock is set, so the simulator always knows the time. */
+int agent_wall_time_s(int64_t *out)
+{
+	struct timespec now;
+
+	if (out == NULL) {
+		return -EINVAL;
+	}
+	if (clock_gettime(CLOCK_REALTIME, &now) != 0) {
+		return -errno;
+	}
+	*out = (int64_t)now.tv_sec;
+	return 0;
+}

@@ -31,6 +31,7 @@
 
 struct options {
 	const char *flash;
+	const char *sd;
 	const char *board;
 	const char *ca_files[CA_FILES_MAX];
 	int ca_count;
@@ -57,6 +58,8 @@ static void usage(FILE *out, const char *prog)
 		"                      created and formatted when absent\n"
 		"  --flash_size=BYTES  size of a new image, a multiple of %u (default %u)\n"
 		"  --flash_erase       erase the image before mounting\n"
+		"  --sd=DIR            a host folder as the SD card at /SD: (FAT-like:\n"
+		"                      no rename over a file); created when absent\n"
 		"  --pty               put the console on a new pseudo terminal instead of\n"
 		"                      stdin/stdout and print its path\n"
 		"  --ca=FILE           also trust the CA certificates of this PEM file for\n"
@@ -139,6 +142,12 @@ static int parse_options(int argc, char **argv, struct options *opt)
 				return -EINVAL;
 			}
 			agent_ask_set_confirm_timeout_ms((uint32_t)ms);
+		} else if ((value = option_value(argc, argv, &i, "--sd")) != NULL) {
+			if (value[0] == '\0') {
+				fprintf(stderr, "error: --sd needs a folder name\n");
+				return -EINVAL;
+			}
+			opt->sd = value;
 		} else if ((value = option_value(argc, argv, &i, "--flash")) != NULL) {
 			if (value[0] == '\0') {
 				fprintf(stderr, "error: --flash needs a file name\n");
@@ -223,6 +232,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "error: cannot mount %s at /lfs: %s\n", opt.flash, strerror(-err));
 		return 1;
 	}
+	if (opt.sd != NULL) {
+		err = posix_sd_mount(opt.sd);
+		if (err != 0) {
+			fprintf(stderr, "error: cannot mount %s at %s: %s\n", opt.sd,
+				POSIX_SD_MOUNT_POINT, strerror(-err));
+			return 1;
+		}
+	}
 	if (opt.pty) {
 		in_fd = posix_console_open_pty(pty_name, sizeof(pty_name));
 		if (in_fd < 0) {
@@ -240,12 +257,18 @@ int main(int argc, char **argv)
 	agent_printf(console, "*** Booting agent simulator %s on %s ***\n", AGENT_VERSION_STRING,
 		     agent_board_name());
 	agent_printf(console, "lfs: %s mounted at /lfs\n", opt.flash);
+	if (opt.sd != NULL) {
+		agent_printf(console, "sd: %s mounted at %s\n", opt.sd, POSIX_SD_MOUNT_POINT);
+	}
 	err = agent_init();
 	if (err != 0) {
 		agent_printf(console, "agent: cannot load the configuration (error %d)\n", err);
 	}
 	err = sim_shell_run(console, in_fd, opt.pty, &stop_requested);
 	posix_flash_unmount();
+	if (opt.sd != NULL) {
+		posix_sd_unmount();
+	}
 	if (err != 0) {
 		fprintf(stderr, "error: console: %s\n", strerror(-err));
 		return 1;

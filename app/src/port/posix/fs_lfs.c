@@ -14,6 +14,9 @@
  *
  * Tests can make chosen agent_fs_* calls fail and cut the power (posix_port.h, "Test
  * support"); disarmed, the hook only counts calls.
+ *
+ * Paths under "/SD:" and handles of the simulator's SD card go to fs_sd.c once the call has
+ * been counted, so injected faults reach the card too.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* flock */
@@ -23,6 +26,7 @@
 #include "posix_fs_internal.h"
 #include "posix_lfs_log.h"
 #include "posix_port.h"
+#include "posix_sd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -255,6 +259,22 @@ fail:
 	return err;
 }
 
+/* The fstab's geometry and the static buffers; the caller sets the device callbacks. */
+static void fs_cfg_geometry(uint32_t block_count)
+{
+	memset(&fs_cfg, 0, sizeof(fs_cfg));
+	fs_cfg.read_size = FS_READ_BYTES;
+	fs_cfg.prog_size = FS_PROG_BYTES;
+	fs_cfg.block_size = POSIX_FLASH_BLOCK_BYTES;
+	fs_cfg.block_count = block_count;
+	fs_cfg.block_cycles = FS_BLOCK_CYCLES;
+	fs_cfg.cache_size = FS_CACHE_BYTES;
+	fs_cfg.lookahead_size = FS_LOOKAHEAD_BYTES;
+	fs_cfg.read_buffer = fs_read_cache;
+	fs_cfg.prog_buffer = fs_prog_cache;
+	fs_cfg.lookahead_buffer = fs_lookahead;
+}
+
 int posix_flash_mount(const char *image_path, uint32_t image_bytes, bool erase_first)
 {
 	uint32_t size = 0;
@@ -284,21 +304,11 @@ int posix_flash_mount(const char *image_path, uint32_t image_bytes, bool erase_f
 	}
 	fs_fd = fd;
 
-	memset(&fs_cfg, 0, sizeof(fs_cfg));
+	fs_cfg_geometry(size / POSIX_FLASH_BLOCK_BYTES);
 	fs_cfg.read = fs_bd_read;
 	fs_cfg.prog = fs_bd_prog;
 	fs_cfg.erase = fs_bd_erase;
 	fs_cfg.sync = fs_bd_sync;
-	fs_cfg.read_size = FS_READ_BYTES;
-	fs_cfg.prog_size = FS_PROG_BYTES;
-	fs_cfg.block_size = POSIX_FLASH_BLOCK_BYTES;
-	fs_cfg.block_count = size / POSIX_FLASH_BLOCK_BYTES;
-	fs_cfg.block_cycles = FS_BLOCK_CYCLES;
-	fs_cfg.cache_size = FS_CACHE_BYTES;
-	fs_cfg.lookahead_size = FS_LOOKAHEAD_BYTES;
-	fs_cfg.read_buffer = fs_read_cache;
-	fs_cfg.prog_buffer = fs_prog_cache;
-	fs_cfg.lookahead_buffer = fs_lookahead;
 
 	/* A blank or foreign image fails this probe by design; its complaints are noise. */
 	fs_log_quiet = true;
@@ -320,6 +330,32 @@ int posix_flash_mount(const char *image_path, uint32_t image_bytes, bool erase_f
 	fs_mounted = true;
 	pthread_mutex_unlock(&fs_lock);
 	return 0;
+}
+
+int posix_flash_mount_bd(const struct lfs_config *bd)
+{
+	int err;
+
+	if (bd == NULL || bd->read == NULL || bd->prog == NULL || bd->erase == NULL ||
+	    bd->sync == NULL || bd->block_count < POSIX_FLASH_MIN_BYTES / POSIX_FLASH_BLOCK_BYTES) {
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&fs_lock);
+	if (fs_mounted) {
+		pthread_mutex_unlock(&fs_lock);
+		return -EBUSY;
+	}
+	fs_cfg_geometry(bd->block_count);
+	fs_cfg.context = bd->context;
+	fs_cfg.read = bd->read;
+	fs_cfg.prog = bd->prog;
+	fs_cfg.erase = bd->erase;
+	fs_cfg.sync = bd->sync;
+	fs_fd = -1;
+	err = lfs_mount(&fs_lfs, &fs_cfg);
+	fs_mounted = err == 0;
+	pthread_mutex_unlock(&fs_lock);
+	return err;
 }
 
 int posix_flash_unmount(void)
@@ -347,7 +383,9 @@ int posix_flash_unmount(void)
 	err = lfs_unmount(&fs_lfs);
 	fs_mounted = false;
 	/* Closing drops the flock, so another process may take the image from here on. */
-	close(fs_fd);
+	if (fs_fd >= 0) {
+		close(fs_fd);
+	}
 	fs_fd = -1;
 	pthread_mutex_unlock(&fs_lock);
 	return err;
@@ -445,7 +483,9 @@ int posix_flash_power_cut(void)
 	}
 	memset(&fs_lfs, 0, sizeof(fs_lfs));
 	fs_mounted = false;
-	close(fs_fd);
+	if (fs_fd >= 0) {
+		close(fs_fd);
+	}
 	fs_fd = -1;
 	pthread_mutex_unlock(&fs_lock);
 	return 0;
@@ -584,7 +624,9 @@ static int fs_open_in(struct agent_file **out, const char *path, unsigned int fl
 int agent_fs_open(struct agent_file **out, const char *path, unsigned int flags)
 {
 	FS_FAULT_RETURN();
-
+	if (posix_sd_owns_path(path)) {
+		return posix_sd_open(out, path, flags);
+	}
 	return fs_open_in(out, path, flags, 0, POSIX_FS_FILE_SLOTS);
 }
 
@@ -620,6 +662,9 @@ int agent_fs_read(struct agent_file *file, void *buf, size_t len)
 	if (buf == NULL && len > 0u) {
 		return -EINVAL;
 	}
+	if (posix_sd_owns_file(file)) {
+		return posix_sd_read(file, buf, len);
+	}
 	ret = fs_file_enter(file, AGENT_FS_O_READ);
 	if (ret != 0) {
 		return ret;
@@ -636,6 +681,9 @@ int agent_fs_write(struct agent_file *file, const void *buf, size_t len)
 	FS_FAULT_RETURN();
 	if (buf == NULL && len > 0u) {
 		return -EINVAL;
+	}
+	if (posix_sd_owns_file(file)) {
+		return posix_sd_write(file, buf, len);
 	}
 	ret = fs_file_enter(file, AGENT_FS_O_WRITE);
 	if (ret != 0) {
@@ -655,6 +703,9 @@ int agent_fs_seek(struct agent_file *file, int32_t offset, int whence)
 	    whence != AGENT_FS_SEEK_END) {
 		return -EINVAL;
 	}
+	if (posix_sd_owns_file(file)) {
+		return posix_sd_seek(file, offset, whence);
+	}
 	if (fs_file_enter(file, 0) != 0) {
 		return -EBADF;
 	}
@@ -669,6 +720,9 @@ int32_t agent_fs_tell(struct agent_file *file)
 	lfs_soff_t pos;
 
 	FS_FAULT_RETURN();
+	if (posix_sd_owns_file(file)) {
+		return posix_sd_tell(file);
+	}
 	if (fs_file_enter(file, 0) != 0) {
 		return -EBADF;
 	}
@@ -682,6 +736,9 @@ int agent_fs_truncate(struct agent_file *file, uint32_t length)
 	int err;
 
 	FS_FAULT_RETURN();
+	if (posix_sd_owns_file(file)) {
+		return posix_sd_truncate(file, length);
+	}
 	err = fs_file_enter(file, AGENT_FS_O_WRITE);
 	if (err != 0) {
 		return err;
@@ -696,6 +753,9 @@ int agent_fs_sync(struct agent_file *file)
 	int err;
 
 	FS_FAULT_RETURN();
+	if (posix_sd_owns_file(file)) {
+		return posix_sd_sync(file);
+	}
 	err = fs_file_enter(file, 0);
 	if (err != 0) {
 		return err;
@@ -710,6 +770,9 @@ int agent_fs_close(struct agent_file *file)
 	int fault = fs_fault();
 	int err;
 
+	if (posix_sd_owns_file(file)) {
+		return posix_sd_close(file, fault);
+	}
 	err = fs_file_enter(file, 0);
 	if (err != 0) {
 		return err;
@@ -747,6 +810,9 @@ int agent_fs_unlink(const char *path)
 	int err;
 
 	FS_FAULT_RETURN();
+	if (posix_sd_owns_path(path)) {
+		return posix_sd_unlink(path);
+	}
 	err = fs_path(path, lpath);
 	if (err != 0) {
 		return err;
@@ -772,6 +838,9 @@ int agent_fs_rename(const char *from, const char *to)
 	int err;
 
 	FS_FAULT_RETURN();
+	if (posix_sd_owns_path(from) || posix_sd_owns_path(to)) {
+		return posix_sd_rename(from, to);
+	}
 	err = fs_path(from, lfrom);
 	if (err == 0) {
 		err = fs_path(to, lto);
@@ -800,6 +869,9 @@ int agent_fs_mkdir(const char *path)
 	int err;
 
 	FS_FAULT_RETURN();
+	if (posix_sd_owns_path(path)) {
+		return posix_sd_mkdir(path);
+	}
 	err = fs_path(path, lpath);
 	if (err != 0) {
 		return err;
@@ -833,6 +905,9 @@ int agent_fs_stat(const char *path, struct agent_dirent *entry)
 	if (entry == NULL) {
 		return -EINVAL;
 	}
+	if (posix_sd_owns_path(path)) {
+		return posix_sd_stat(path, entry);
+	}
 	err = fs_path(path, lpath);
 	if (err != 0) {
 		return err;
@@ -858,6 +933,9 @@ int agent_fs_statvfs(const char *path, struct agent_statvfs *stat)
 	FS_FAULT_RETURN();
 	if (stat == NULL) {
 		return -EINVAL;
+	}
+	if (posix_sd_owns_path(path)) {
+		return posix_sd_statvfs(path, stat);
 	}
 	err = fs_path(path, lpath);
 	if (err != 0) {
@@ -892,6 +970,9 @@ int agent_fs_opendir(struct agent_dir **out, const char *path)
 	FS_FAULT_RETURN();
 	if (out == NULL) {
 		return -EINVAL;
+	}
+	if (posix_sd_owns_path(path)) {
+		return posix_sd_opendir(out, path);
 	}
 	err = fs_path(path, lpath);
 	if (err != 0) {
@@ -930,6 +1011,9 @@ int agent_fs_readdir(struct agent_dir *dir, struct agent_dirent *entry)
 	if (entry == NULL) {
 		return -EINVAL;
 	}
+	if (posix_sd_owns_dir(dir)) {
+		return posix_sd_readdir(dir, entry);
+	}
 	pthread_mutex_lock(&fs_lock);
 	if (!fs_dir_is_valid(dir)) {
 		pthread_mutex_unlock(&fs_lock);
@@ -956,6 +1040,10 @@ int agent_fs_closedir(struct agent_dir *dir)
 	int fault = fs_fault(); /* the handle is released all the same */
 	int err;
 
+	if (posix_sd_owns_dir(dir)) {
+		err = posix_sd_closedir(dir);
+		return fault != 0 ? fault : err;
+	}
 	pthread_mutex_lock(&fs_lock);
 	if (!fs_dir_is_valid(dir)) {
 		pthread_mutex_unlock(&fs_lock);

@@ -72,6 +72,44 @@ int posix_flash_mount(const char *image_path, uint32_t image_bytes, bool erase_f
  */
 int posix_flash_unmount(void);
 
+/**
+ * Tests: mount "/lfs" over a littlefs block device of the caller instead of an image file
+ * (littlefs's emulated block device, lfs_emubd, in the power-loss tests). Only the device of
+ * @p bd is taken: its context, read, prog, erase and sync callbacks and its block_count; the
+ * rest of the geometry is the fstab's, as for an image, so the device must have
+ * POSIX_FLASH_BLOCK_BYTES blocks. Unlike posix_flash_mount() a device that does not mount is
+ * not formatted: its error is returned. Unmount with posix_flash_unmount() or
+ * posix_flash_power_cut().
+ */
+struct lfs_config;
+int posix_flash_mount_bd(const struct lfs_config *bd);
+
+/* ---- SD card ------------------------------------------------------------------------------ */
+
+/* Where the simulator's SD card is mounted, as Zephyr's FAT driver mounts a card. */
+#define POSIX_SD_MOUNT_POINT "/SD:"
+
+/**
+ * Mount the host folder @p dir (created when absent) as the SD card at "/SD:" (the
+ * simulator's --sd=DIR). It behaves like a FAT volume under Zephyr where crash safety
+ * depends on it (app/src/port/posix/fs_sd.c): rename refuses an existing target with
+ * -EEXIST, a file's size is the one its last sync or close recorded, names match without
+ * regard to letter case. agent_fs_statvfs("/SD:") succeeds only while it is mounted.
+ *
+ * @return 0; -EBUSY when a card is mounted; -ENOTDIR when @p dir is not a folder; another
+ *         negative errno from the host.
+ */
+int posix_sd_mount(const char *dir);
+
+/** Unmount the card; -EINVAL when none is mounted, -EBUSY while a file or directory is open. */
+int posix_sd_unmount(void);
+
+/**
+ * Pull the card: forget every open file and directory (each file keeps the size its last
+ * sync recorded) and unmount. -EINVAL when none is mounted.
+ */
+int posix_sd_power_cut(void);
+
 /* ---- TLS trust ---------------------------------------------------------------------------- */
 
 /**
@@ -94,11 +132,12 @@ int posix_net_trusted_ca_count(void);
 void posix_pool_reset_all(void);
 
 /*
- * Fault injection for crash-safety tests. Every agent_fs_* call is counted, numbered from 0
- * at each arming below; a call chosen to fail returns the injected error without reaching
- * littlefs, except agent_fs_close() and agent_fs_closedir(), which still release their
- * handle (a failed close commits nothing that was not synced before, as littlefs does with
- * a file whose flush failed).
+ * Fault injection for crash-safety tests. Every agent_fs_* call is counted (those on "/SD:"
+ * too), numbered from 0 at each arming below; a call chosen to fail returns the injected
+ * error without reaching the filesystem, except agent_fs_close() and agent_fs_closedir(),
+ * which still release their handle (a failed close commits nothing that was not synced
+ * before, as littlefs does with a file whose flush failed; on "/SD:" the file keeps the size
+ * of its last sync).
  */
 
 /** The first @p ops calls from now succeed and every later one fails with -EIO; -1 disarms. */

@@ -1,0 +1,163 @@
+"""Every bad model action ends the request with its own line, and nothing runs: an unknown
+tool, a registered tool that was not offered, invalid arguments, several calls at once, a call
+in the reserved final turn or under the `off` policy. Checked on both wire protocols, with
+the server (no further turn), `agent status` (no counter moves) and the flash image (the
+storage_write the model asked for created no file)."""
+
+from __future__ import annotations
+
+import pytest
+from agent_host.testing.agent_tools import AskRun, ask, configure, tool_counters
+from agent_host.testing.sim_device import SimDevice
+from agent_host.testserver import Reply, Script, TestServer
+from agent_host.testserver.dialogue import ToolCall, tool_call_reply, tool_calls_reply
+from agent_host.testserver.plans import Api
+from flash_image import exists
+from tool_checks import (
+    API_PATH,
+    APIS,
+    DialogueCheck,
+    activated_names,
+    bootstrap,
+    invalid_arguments,
+    no_tools_offered,
+    not_offered,
+    several_calls,
+    unknown_tool,
+)
+
+EVIL = "evil.txt"
+WRITE = {"path": EVIL, "content": "should never be written\n"}
+SEARCH_WRITE = ToolCall("tool_search", {"query": "write a text file"}, "call_s")
+
+
+def run_dialogue(sims, api: Api, replies: list[Reply], prompt: str = "do it",
+                 policy: str | None = None, max_tools: int | None = None
+                 ) -> tuple[SimDevice, AskRun, list[object]]:
+    """One `agent ask` against @replies; every reply must be asked for and no more."""
+    dut = sims.start()
+    with TestServer(Script(replies)) as srv:
+        configure(dut, srv.url(API_PATH[api]), policy=policy, max_tools=max_tools)
+        run = ask(dut, prompt)  # raises if the device asks for a confirmation
+        reqs = srv.wait_for_requests(len(replies))
+        srv.check()
+        assert len(srv.requests) == len(replies), "the request went on after the error"
+    return dut, run, list(reqs)
+
+
+def nothing_written(sims, dut: SimDevice) -> None:
+    assert dut.stop() == 0, dut.stderr_text()
+    assert not exists(sims.flash, EVIL)
+
+
+def counters_are(dut: SimDevice, executed: int, used: int, budget: int = 16) -> None:
+    c = tool_counters(dut)
+    assert (c.executed, c.denied, c.failed) == (executed, 0, 0)
+    assert (c.last_used, c.last_budget) == (used, budget)
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_an_unknown_tool(sims, api: Api) -> None:
+    args = '{"really":true}'
+    dut, run, _ = run_dialogue(sims, api, [tool_call_reply(api, "format_flash", args)])
+    assert run.lines[:2] == [f"[tool call] format_flash {args}", unknown_tool("format_flash")]
+    assert run.errors == [unknown_tool("format_flash")] and run.outcomes == []
+    assert not run.back_at_shell
+    counters_are(dut, 0, 0)
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_registered_tool_that_was_not_offered(sims, api: Api) -> None:
+    dut, run, reqs = run_dialogue(sims, api, [tool_call_reply(api, "storage_write", WRITE)])
+    DialogueCheck(api, "do it").turn(reqs[0], bootstrap(dut))  # storage_write was not offered
+    assert run.errors == [not_offered("storage_write")]
+    assert run.outcomes == [] and run.confirmations == 0
+    counters_are(dut, 0, 0)
+    nothing_written(sims, dut)
+
+
+BAD_WRITES = [
+    ({"path": EVIL}, "field content is required"),
+    ('{"path":"evil.txt","content":', "the arguments are not valid JSON"),
+    ('["evil.txt","x"]', "the arguments must be a JSON object"),
+    ({**WRITE, "mode": "append"}, "unknown field mode"),
+    ({"path": 7, "content": "x"}, "field path must be a string"),
+    ({"path": "", "content": "x"}, "field path must be at least 1 bytes long"),
+    ('{"path":"evil.txt","path":"b.txt","content":"x"}', "field path is given twice"),
+    ({"path": EVIL, "content": "x" * 3073}, "field content is longer than 3072 bytes"),
+]
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize(("arguments", "reason"), BAD_WRITES,
+                         ids=["missing", "not-json", "array", "unknown-field", "wrong-type",
+                              "too-short", "twice", "too-long"])
+def test_invalid_arguments(sims, api: Api, arguments: dict[str, object] | str, reason: str
+                           ) -> None:
+    replies = [
+        tool_call_reply(api, SEARCH_WRITE.name, SEARCH_WRITE.arguments, SEARCH_WRITE.call_id,
+                        response_id="resp_s"),
+        tool_call_reply(api, "storage_write", arguments, "call_w", response_id="resp_w"),
+    ]
+    dut, run, reqs = run_dialogue(sims, api, replies)
+    assert "storage_write" in activated_names(reqs[1], api)  # it was offered
+    assert run.errors == [invalid_arguments("storage_write", reason)]
+    assert run.outcomes == ["[tool] tool_search: done"] and run.confirmations == 0
+    counters_are(dut, 1, 1)
+    nothing_written(sims, dut)
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_invalid_arguments_of_a_bootstrap_tool(sims, api: Api) -> None:
+    dut, run, _ = run_dialogue(sims, api, [tool_call_reply(api, "tool_search", {"q": "files"})])
+    assert run.errors == [invalid_arguments("tool_search", "unknown field q")]
+    assert run.outcomes == []
+    counters_are(dut, 0, 0)
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("count", [2, 3])
+def test_several_calls_at_once(sims, api: Api, count: int) -> None:
+    calls = [ToolCall("storage_write", WRITE, "call_w"),
+             ToolCall("storage_stat", {"path": EVIL}, "call_x"),
+             ToolCall("tool_search", {"query": "gpio"}, "call_y")][:count]
+    replies = [
+        tool_call_reply(api, SEARCH_WRITE.name, SEARCH_WRITE.arguments, SEARCH_WRITE.call_id,
+                        response_id="resp_s"),
+        tool_calls_reply(api, calls, response_id="resp_m"),
+    ]
+    dut, run, reqs = run_dialogue(sims, api, replies)
+    assert "storage_write" in activated_names(reqs[1], api)
+    assert run.errors == [several_calls(count)], run.text
+    assert run.calls[1:] == [f"[tool call] {c.name} {c.arguments_text}" for c in calls]
+    assert run.outcomes == ["[tool] tool_search: done"] and run.confirmations == 0
+    counters_are(dut, 1, 1)
+    nothing_written(sims, dut)
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_call_in_the_reserved_final_turn(sims, api: Api) -> None:
+    replies = [
+        tool_call_reply(api, SEARCH_WRITE.name, SEARCH_WRITE.arguments, SEARCH_WRITE.call_id,
+                        response_id="resp_s"),
+        tool_call_reply(api, "storage_write", WRITE, "call_w", response_id="resp_w"),
+    ]
+    dut, run, reqs = run_dialogue(sims, api, replies, max_tools=1)
+    check = DialogueCheck(api, "do it")
+    check.turn(reqs[0], bootstrap(dut))
+    check.called(SEARCH_WRITE, "resp_s")
+    check.turn(reqs[1], None)  # the final turn offered nothing
+    assert run.errors == [no_tools_offered("storage_write")]
+    assert run.outcomes == ["[tool] tool_search: done"] and run.confirmations == 0
+    counters_are(dut, 1, 1, budget=1)
+    nothing_written(sims, dut)
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_call_under_the_off_policy(sims, api: Api) -> None:
+    replies = [tool_call_reply(api, "tool_search", {"query": "files"})]
+    dut, run, reqs = run_dialogue(sims, api, replies, policy="off")
+    DialogueCheck(api, "do it").turn(reqs[0], None)  # off offers nothing at all
+    assert run.errors == [no_tools_offered("tool_search")]
+    assert run.outcomes == []
+    counters_are(dut, 0, 0)

@@ -29,7 +29,7 @@ static const struct tool_param params[] = {
 	{.name = "path", .type = TOOL_PARAM_STRING, .required = true, .min = 1, .max = 10},
 	{.name = "count", .type = TOOL_PARAM_INTEGER, .min = -5, .max = 5},
 	{.name = "flag", .type = TOOL_PARAM_BOOLEAN},
-	{.name = "edits", .type = TOOL_PARAM_OBJECTS, .max = 3, .fields = edit_fields,
+	{.name = "edits", .type = TOOL_PARAM_OBJECTS, .min = 1, .max = 3, .fields = edit_fields,
 	 .field_count = 2},
 };
 
@@ -112,6 +112,7 @@ static void test_every_bad_argument_has_its_reason(void **state)
 		{"{\"path\":\"a\",\"count\":99999999999999999999}", "field count is out of range"},
 		{"{\"path\":\"a\",\"flag\":1}", "field flag must be true or false"},
 		{"{\"path\":\"a\",\"edits\":{}}", "field edits must be an array of objects"},
+		{"{\"path\":\"a\",\"edits\":[]}", "field edits needs at least 1 elements"},
 		{"{\"path\":\"a\",\"edits\":[1]}", "field edits must be an array of objects"},
 		{"{\"path\":\"a\",\"edits\":[{}]}", "field edits[0].offset is required"},
 		{"{\"path\":\"a\",\"edits\":[{\"offset\":1,\"x\":1}]}",

@@ -258,6 +258,12 @@ static int on_value(void *user_data, const struct json_stream *js, const struct 
 	}
 	if (depth == 1) {
 		if (v->token == JSON_ARRAY_END) {
+			const struct tool_param *param = &p->def->params[p->param];
+
+			if ((int64_t)p->args->v[p->param].count < param->min) {
+				return fail(p, "field %s needs at least %lld elements", param->name,
+					    (long long)param->min);
+			}
 			p->param = -1;
 			return 0;
 		}

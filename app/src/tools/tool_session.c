@@ -152,6 +152,16 @@ static void write_object_schema(const struct tool_param *params, size_t count,
 	jw_object_end(w);
 }
 
+static void write_item_bounds(const struct tool_param *p, struct json_writer *w)
+{
+	if (p->min > 0) {
+		jw_key(w, "minItems");
+		jw_int(w, p->min);
+	}
+	jw_key(w, "maxItems");
+	jw_int(w, p->max);
+}
+
 static void write_param(const struct tool_param *p, struct json_writer *w)
 {
 	jw_object_begin(w);
@@ -184,14 +194,12 @@ static void write_param(const struct tool_param *p, struct json_writer *w)
 		jw_key(w, "maxLength");
 		jw_int(w, p->item_max_len);
 		jw_object_end(w);
-		jw_key(w, "maxItems");
-		jw_int(w, p->max);
+		write_item_bounds(p, w);
 		break;
 	case TOOL_PARAM_OBJECTS:
 		jw_key(w, "items");
 		write_object_schema(p->fields, p->field_count, w);
-		jw_key(w, "maxItems");
-		jw_int(w, p->max);
+		write_item_bounds(p, w);
 		break;
 	default:
 		break;

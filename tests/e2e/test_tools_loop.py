@@ -1,9 +1,13 @@
 """The tool loop end to end over the simulator's console, for both wire protocols: scripted
 dialogues (tool_search, a tool, the answer) with every request body checked turn by turn, the
 selection a later search replaces, the 8-schema bound, the budget's final turn without tools,
-and the path-like token that puts storage_stat first."""
+the path-like token that puts storage_stat first, and a long dialogue: results with quotes and
+non-ASCII text reach the model exactly, and Chat's history keeps the latest exchanges within
+its 16 KiB bound."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 from agent_host.testing.agent_tools import ask, configure, tool_counters
@@ -209,3 +213,82 @@ def test_a_path_like_token_selects_storage_stat_first(sims, api: Api, prompt: st
         assert names[0] == "storage_stat", names
     else:
         assert names and names[0] == "storage_list", names
+
+
+def text_file(limit: int) -> bytes:
+    """Lines with quotes, a backslash and non-ASCII letters, just under @limit bytes."""
+    out = b""
+    for i in range(1000):
+        line = f'line "{i}" grüße ✓ back\\slash\n'.encode()
+        if len(out) + len(line) > limit:
+            return out
+        out += line
+    return out
+
+
+CHAT_HISTORY_BYTES = 16384
+
+
+def compact(value: object) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_long_dialogue_results_and_the_chat_history_bound(sims, api: Api) -> None:
+    """Six 2.5 KB reads: every result reaches the model exactly (escaping round trip); Chat
+    keeps the latest exchanges within its 16 KiB history, dropping the oldest first."""
+    big = text_file(2500)
+    prompt = "read big.txt six times"
+    search = ToolCall("tool_search", {"query": "read a text file"}, "call_s")
+    reads = [ToolCall("storage_read", {"path": "big.txt"}, f"call_r{i}") for i in range(6)]
+    calls = [search, *reads]
+    replies = [tool_call_reply(api, c.name, c.arguments, c.call_id, response_id=f"resp_{i}")
+               for i, c in enumerate(calls)]
+    replies.append(text_reply(api, "Read it.", response_id="resp_end"))
+    dut = start_with_files(sims, {"big.txt": big})
+    boot = bootstrap(dut)
+    with TestServer(Script(replies)) as srv:
+        configure(dut, srv.url(API_PATH[api]))
+        run = ask(dut, prompt, [b"y"] * len(reads))
+        reqs = srv.wait_for_requests(len(replies))
+        srv.check()
+    assert run.errors == [] and run.answer == "Read it."
+    want = {"path": "/lfs/big.txt", "size": len(big), "content": big.decode(),
+            "bytes": len(big), "truncated": False}
+    check = DialogueCheck(api, prompt)
+    check.turn(reqs[0], boot)
+    check.called(search, "resp_0")
+    names = activated_names(reqs[1], api)
+    tools = boot + names
+    if api == "responses":
+        check.turn(reqs[1], tools)
+        for i, read in enumerate(reads):
+            check.called(read, f"resp_{i + 1}")
+            assert check.turn(reqs[i + 2], tools) == want
+        return
+    # Chat: each continuation repeats a suffix of the exchanges so far, within the bound.
+    full: list[object] = []
+    kept_counts = []
+    for n, call in enumerate(calls):
+        body = reqs[n + 1].json
+        messages = body["messages"]
+        assert messages[1] == {"role": "user", "content": prompt}
+        history = messages[2:]
+        assert len(history) % 2 == 0 and history, messages
+        newest = history[-2:]
+        assert newest[0]["tool_calls"][0]["id"] == call.call_id
+        full.extend(newest)
+        assert history == full[len(full) - len(history):]  # the oldest go first
+        # The device writes JSON exactly as json.dumps does compactly (checked on the body).
+        assert compact(body) == reqs[n + 1].body
+        size = sum(len(compact(m)) for m in history)
+        assert size <= CHAT_HISTORY_BYTES, size
+        if len(history) < len(full):  # only what did not fit was dropped
+            older = full[len(full) - len(history) - 2:len(full) - len(history)]
+            assert size + sum(len(compact(m)) for m in older) > CHAT_HISTORY_BYTES
+        kept_counts.append(len(history) // 2)
+        if n > 0:
+            assert json.loads(newest[1]["content"]) == want
+        assert [t["function"]["name"] for t in body["tools"]] == tools
+    assert kept_counts[:3] == [1, 2, 3]
+    assert kept_counts[-1] < len(calls)  # some were dropped

@@ -12,6 +12,7 @@
 #include "agent_board_prompt.h"
 #include "agent_cmd.h"
 #include "agent_cmd_internal.h"
+#include "agent_confirm.h"
 #include "agent_jobs.h"
 #include "agent_keys.h"
 #include "agent_print.h"
@@ -19,7 +20,6 @@
 
 #define CALL_SHOWN_MAX 200 /* bytes of a tool call's arguments shown */
 
-static uint32_t confirm_timeout_ms = CONFIG_AGENT_CONFIRM_TIMEOUT_S * 1000u;
 
 static struct {
 	volatile bool busy;	 /* from `agent ask` until the frontend closed */
@@ -35,10 +35,6 @@ static struct {
 	bool usage_seen;
 	bool text_shown;
 	bool line_open; /* the last output did not end a line */
-	/* Tool confirmation: the worker waits on @confirm_sem for the key the input sets. */
-	struct agent_sem *confirm_sem;
-	volatile bool confirm_waiting;
-	volatile int confirm_answer;
 } ask;
 
 static void wipe(void *buf, size_t len)
@@ -112,29 +108,18 @@ static void on_tool_done(void *user, const char *name, enum agent_tool_outcome o
 /* Show the exact arguments and wait for y (allow), n or Enter (deny), Esc (cancel). */
 static int on_confirm(void *user, const char *name, const char *arguments, size_t len)
 {
+	bool timed_out;
 	int answer;
 
 	(void)user;
 	end_line();
-	if (ask.confirm_sem == NULL && agent_sem_init(&ask.confirm_sem, 0, 1) != 0) {
-		agent_error(ask.console, "cannot ask for confirmation: no semaphore left");
+	agent_printf(ask.console, "[confirm] %s %.*s\n", name, (int)len, arguments);
+	agent_puts(ask.console, "Allow once? [y/N] ");
+	answer = agent_confirm_wait(&timed_out);
+	if (timed_out) {
+		agent_puts(ask.console, "\n(no answer: denied)\n");
 		return 0;
 	}
-	while (agent_sem_take(ask.confirm_sem, 0) == 0) {
-		/* a key that came after an earlier timeout */
-	}
-	agent_printf(ask.console, "[confirm] %s %.*s\n", name, (int)len, arguments);
-	ask.confirm_answer = 0;
-	ask.confirm_waiting = true;
-	agent_puts(ask.console, "Allow once? [y/N] ");
-	if (agent_sem_take(ask.confirm_sem, confirm_timeout_ms) != 0) {
-		ask.confirm_waiting = false;
-		if (agent_sem_take(ask.confirm_sem, 0) != 0) {
-			agent_puts(ask.console, "\n(no answer: denied)\n");
-			return 0;
-		}
-	}
-	answer = ask.confirm_answer;
 	agent_puts(ask.console, answer > 0 ? "y\n" : answer == 0 ? "n\n" : "\n");
 	ask.line_open = false;
 	return answer;
@@ -219,11 +204,7 @@ static size_t ask_input(struct agent_console *console, const uint8_t *data, size
 		uint8_t c = data[i];
 		size_t csi;
 
-		if (ask.confirm_waiting && (c == 'y' || c == 'Y' || c == 'n' || c == 'N' ||
-					    c == '\r' || c == '\n')) {
-			ask.confirm_answer = c == 'y' || c == 'Y' ? 1 : 0;
-			ask.confirm_waiting = false;
-			agent_sem_give(ask.confirm_sem);
+		if (agent_confirm_key(c)) {
 			continue;
 		}
 		if (c != AGENT_KEY_ESC && c != AGENT_KEY_APP_EXIT && c != AGENT_KEY_CTRL_C) {
@@ -237,11 +218,7 @@ static size_t ask_input(struct agent_console *console, const uint8_t *data, size
 		if (ask.running) {
 			ask.leave = true;
 			agent_cancel_raise(&ask.cancel);
-			if (ask.confirm_waiting) {
-				ask.confirm_answer = -ECANCELED;
-				ask.confirm_waiting = false;
-				agent_sem_give(ask.confirm_sem);
-			}
+			agent_confirm_cancel();
 			continue;
 		}
 		ask.busy = false;
@@ -343,10 +320,3 @@ int agent_cmd_ask_exec(struct agent_console *console, int argc, char **argv)
 	}
 	return 0;
 }
-
-#if defined(CONFIG_AGENT_TOOL_TEST_HOOKS)
-void agent_ask_set_confirm_timeout_ms(uint32_t ms)
-{
-	confirm_timeout_ms = ms;
-}
-#endif

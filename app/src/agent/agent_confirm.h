@@ -1,0 +1,33 @@
+/*
+ * The tool confirmation shared by the frontends (agent ask, the chat): the request worker
+ * waits while the console's input delivers the answer. Only y allows; n and Enter deny; no
+ * answer within the deadline denies; Esc (or the app-exit key) cancels the whole request.
+ */
+#ifndef AGENT_CONFIRM_H
+#define AGENT_CONFIRM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/**
+ * Worker side: wait for the answer. 1 allows, 0 denies (also on the deadline, and when no
+ * semaphore could be made), -ECANCELED cancels. @p timed_out is set when the deadline passed.
+ */
+int agent_confirm_wait(bool *timed_out);
+
+/** Input side: whether a confirmation is waiting for a key. */
+bool agent_confirm_waiting(void);
+
+/**
+ * Input side: offer one key. True when it answered the waiting confirmation (y/Y allow;
+ * n/N, CR and LF deny); other keys are not taken.
+ */
+bool agent_confirm_key(uint8_t key);
+
+/** Input side: Esc or the app-exit key while waiting: the answer is "cancel". */
+void agent_confirm_cancel(void);
+
+/** The deadline (CONFIG_AGENT_CONFIRM_TIMEOUT_S, or the test hook's value). */
+uint32_t agent_confirm_timeout_ms(void);
+
+#endif /* AGENT_CONFIRM_H */

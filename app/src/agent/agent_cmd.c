@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <string.h>
 
+#include "agent_chat.h"
 #include "agent_cmd_internal.h"
+#include "conv_store.h"
 #include "agent_jobs.h"
 #include "agent_print.h"
 #include "agent_request.h"
@@ -25,14 +27,20 @@ struct agent_config *agent_cmd_config(void)
 
 int agent_init(void)
 {
+	int conv_err;
+
 	/* On failure the defaults stay in place and the commands still run: `forget` or a
 	 * fresh `config` may be what repairs the store.
 	 */
 	load_error = agent_config_load(&config);
 	(void)agent_jobs_init(); /* without its lock the registry still works */
+	/* Conversations: pick the filesystem and recover interrupted saves (a failure leaves
+	 * the chat without storage; agent list says so, and the chat shows each unsaved turn). */
+	conv_err = conv_store_init();
 	/* The stream path's pools exist from boot, so status shows them before any request. */
 	int err = provider_init();
 
+	(void)conv_err;
 	return load_error != 0 ? load_error : err;
 }
 
@@ -109,7 +117,50 @@ static int cmd_forget(struct agent_console *console, int argc, char **argv)
 	return 0;
 }
 
+static int cmd_new(struct agent_console *console, int argc, char **argv)
+{
+	(void)argv;
+	if (argc != 2) {
+		agent_error(console, "new takes no arguments");
+		return -EINVAL;
+	}
+	return agent_chat_new(console);
+}
+
+static int cmd_list(struct agent_console *console, int argc, char **argv)
+{
+	(void)argv;
+	if (argc != 2) {
+		agent_error(console, "list takes no arguments");
+		return -EINVAL;
+	}
+	return agent_chat_list(console);
+}
+
+static int cmd_resume(struct agent_console *console, int argc, char **argv)
+{
+	if (argc != 3) {
+		agent_error(console, "usage: agent resume SLOT");
+		return -EINVAL;
+	}
+	return agent_chat_resume(console, argv[2]);
+}
+
+static int cmd_delete(struct agent_console *console, int argc, char **argv)
+{
+	if (argc != 3) {
+		agent_error(console, "usage: agent delete SLOT");
+		return -EINVAL;
+	}
+	return agent_chat_delete(console, argv[2]);
+}
+
 static const struct agent_subcmd subcmds[] = {
+	{"new", "new", "start a new conversation in the full-screen chat (as bare agent)",
+	 cmd_new},
+	{"list", "list", "list the stored conversations", cmd_list},
+	{"resume", "resume SLOT", "continue a stored conversation", cmd_resume},
+	{"delete", "delete SLOT", "delete a stored conversation", cmd_delete},
 	{"ask", "ask PROMPT", "one request to the provider, answer streamed, nothing stored",
 	 agent_cmd_ask_exec},
 	{"config", "config NAME [VALUE]", "show or change a setting", agent_cmd_config_exec},
@@ -122,7 +173,7 @@ static const struct agent_subcmd subcmds[] = {
 
 static void print_help(struct agent_console *console)
 {
-	agent_puts(console, "agent - LLM agent\nSubcommands:\n");
+	agent_puts(console, "agent - LLM agent; bare `agent` opens a new chat\nSubcommands:\n");
 	for (size_t i = 0; i < SUBCMD_COUNT; i++) {
 		agent_printf(console, "  %-22s %s\n", subcmds[i].usage, subcmds[i].help);
 	}
@@ -130,7 +181,10 @@ static void print_help(struct agent_console *console)
 
 int agent_cmd_exec(struct agent_console *console, int argc, char **argv)
 {
-	if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	if (argc < 2) {
+		return agent_chat_new(console); /* bare `agent`: always a new conversation */
+	}
+	if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "--help") == 0) {
 		print_help(console);
 		return 1;

@@ -335,6 +335,8 @@ int agent_request_run(struct agent_request *req)
 			.cancel = req->cancel,
 			.emit = on_event,
 			.user_data = &st,
+			.write_prior = req->write_prior,
+			.prior_user = req->prior_user,
 		};
 
 		if (!final) {

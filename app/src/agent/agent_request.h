@@ -50,6 +50,9 @@ struct agent_request {
 	const char *prompt;
 	const char *cwd; /* the invoking shell's current directory, absolute */
 	const char *previous_response_id; /* Responses: continue an earlier conversation */
+	/* Chat Completions: the conversation's earlier messages (see provider_request). */
+	void (*write_prior)(void *prior_user, struct json_writer *w);
+	void *prior_user;
 	struct agent_cancel *cancel;
 	const struct agent_request_hooks *hooks;
 	void *user;

@@ -104,6 +104,12 @@ struct provider_request {
 	 */
 	void (*write_history)(void *history_user, struct json_writer *w);
 	void *history_user;
+	/*
+	 * Chat Completions: writes the messages of earlier requests of the conversation (user
+	 * and assistant), between the system message and the user message.
+	 */
+	void (*write_prior)(void *prior_user, struct json_writer *w);
+	void *prior_user;
 	const struct agent_cancel *cancel;
 	provider_event_fn emit;
 	void *user_data;

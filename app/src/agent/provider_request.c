@@ -83,6 +83,9 @@ int provider_chat_body(const struct provider_request *req, const char *host,
 	if (req->instructions != NULL && req->instructions[0] != '\0') {
 		write_message(w, "system", req->instructions);
 	}
+	if (req->write_prior != NULL) {
+		req->write_prior(req->prior_user, w);
+	}
 	write_message(w, "user", req->prompt);
 	if (req->write_history != NULL) {
 		req->write_history(req->history_user, w);

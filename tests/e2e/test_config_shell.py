@@ -216,8 +216,10 @@ def test_unknown_shell_command(dut: SimDevice) -> None:
 
 def test_help(dut: SimDevice) -> None:
     out = dut.exec_command("agent help")
-    assert out[0] == "agent - LLM agent"
+    assert out[0] == "agent - LLM agent; bare `agent` opens a new chat"
     assert any(line.strip().startswith("config NAME [VALUE]") for line in out)
+    for sub in ("new", "list", "resume SLOT", "delete SLOT", "tools", "ask PROMPT"):
+        assert any(line.strip().startswith(sub) for line in out), sub
     usage = dut.exec_command("agent config")
     assert usage[0] == "usage: agent config NAME [VALUE]"
 

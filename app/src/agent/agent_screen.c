@@ -29,6 +29,7 @@ static struct {
 	uint16_t cur_row; /* end of the transcript on screen: row 1..height */
 	uint16_t cur_col; /* columns used on that row, 0..cols */
 	bool bold;	  /* style at the end of the transcript */
+	bool c2_held;	  /* a 0xc2 byte not yet added: it may start a C1 control */
 	size_t len;	  /* bytes in sb */
 	int offset;	  /* visual lines paged back; 0 = at the end */
 	uint32_t usage[3];
@@ -297,6 +298,14 @@ static void live_char(char c)
 	emit(&c, 1);
 }
 
+static void put_char(char c, bool live)
+{
+	sb_put(c);
+	if (live) {
+		live_char(c);
+	}
+}
+
 static void lock(void)
 {
 	if (scr.lock != NULL) {
@@ -327,16 +336,25 @@ static void append_locked(const char *text, size_t len, enum screen_style st)
 	for (size_t i = 0; i < len; i++) {
 		char c = text[i];
 
+		if (scr.c2_held) {
+			/* The C1 controls U+0080..U+009F are 0xc2 0x80..0x9f; U+009B is a CSI. */
+			scr.c2_held = false;
+			if ((unsigned char)c >= 0x80 && (unsigned char)c <= 0x9f) {
+				continue;
+			}
+			put_char('\xc2', live);
+		}
+		if (c == '\xc2') {
+			scr.c2_held = true; /* the next byte decides, maybe in the next piece */
+			continue;
+		}
 		if (c == '\t') {
 			c = ' ';
 		}
 		if (((unsigned char)c < 0x20 && c != '\n') || c == 0x7f) {
 			continue; /* no control characters: nothing may steer the terminal */
 		}
-		sb_put(c);
-		if (live) {
-			live_char(c);
-		}
+		put_char(c, live);
 	}
 	if (bold) {
 		sb_put(MARK_PLAIN);
@@ -374,6 +392,7 @@ int screen_open(struct agent_console *console, uint16_t cols, uint16_t rows)
 	scr.cur_row = 1;
 	scr.cur_col = 0;
 	scr.bold = false;
+	scr.c2_held = false;
 	scr.len = 0;
 	scr.offset = 0;
 	memset(scr.usage, 0, sizeof(scr.usage));

@@ -1,0 +1,228 @@
+"""The chat's keys over the pty, on both protocols: Esc returns to a shell that has the whole
+screen again, and bare `agent` then starts a new conversation (no earlier messages, no
+previous_response_id); Esc while a request runs cancels it, stores nothing and stays in the
+chat; Ctrl-X and Ctrl-C leave, cancelling a running request; a tool confirmation inside the
+chat, answered y or n."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from agent_host.testing.sim_device import PROMPT, SimDevice
+from agent_host.testserver import RecordedRequest, Script, TestServer
+from agent_host.testserver.dialogue import function_call_output, text_reply, tool_call_reply
+from agent_host.testserver.plans import Api
+from chat_term import (
+    API_PATH,
+    APIS,
+    CANCELLED,
+    CTRL_X,
+    ESC,
+    NEW_BANNER,
+    USER,
+    ChatTerm,
+    configure,
+    stall_before_end,
+    wrap,
+    wrapped,
+)
+
+LIST_HEAD = ["conversations in /lfs/.agent/conversations (3 slots)",
+             "slot turns bytes  model                title"]
+
+
+def listed(dut: SimDevice) -> list[tuple[int, int, str]]:
+    """`agent list` as (slot, turns, title) rows, its two heading lines checked."""
+    out = dut.exec_command("agent list")
+    assert out[:2] == LIST_HEAD, out
+    rows = []
+    for line in out[2:]:
+        parts = line.split(maxsplit=4)
+        assert len(parts) == 5 and parts[3] == "test-model", line
+        rows.append((int(parts[0]), int(parts[1]), parts[4]))
+    return rows
+
+
+def system_message(body: object) -> dict[str, object]:
+    assert isinstance(body, dict)
+    first = body["messages"][0]
+    assert first["role"] == "system" and first["content"].startswith("You are the assistant")
+    return dict(first)
+
+
+def check_first_turn(req: RecordedRequest, api: Api, prompt: str) -> None:
+    """The request of a conversation's first message: that message and nothing earlier."""
+    body = req.json
+    assert isinstance(body, dict)
+    if api == "responses":
+        assert "previous_response_id" not in body, body
+        assert body["input"] == [{"role": "user", "content": prompt}]
+    else:
+        assert body["messages"] == [system_message(body), {"role": "user", "content": prompt}]
+
+
+def check_shell_has_the_screen(term: ChatTerm) -> None:
+    """After leaving: no scroll region, nothing of the chat left, and shell output scrolling
+    the whole screen down to its last row."""
+    assert term.screen.margins is None
+    assert term.display[0].startswith("uart:~$"), term.dump()
+    assert all(row.strip() == "" for row in term.display[1:]), term.dump()
+    out = term.dev.exec_command("agent help")
+    assert sum(len(wrap(line, term.cols)) for line in out) + 2 > term.rows, out
+    term.settle(0.1)
+    assert term.display[-1].rstrip() == "uart:~$", term.dump()
+    assert out[-1].endswith(term.display[-2].rstrip()), term.dump()
+    for y in range(term.rows):
+        assert not any(term.cell(y, x).reverse for x in range(term.cols)), term.dump()
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_esc_returns_to_the_shell_and_agent_starts_a_new_conversation(sims, api: Api) -> None:
+    script = Script([text_reply(api, "First answer.", response_id="resp_1"),
+                     text_reply(api, "Second answer.", response_id="resp_2")])
+    with TestServer(script) as srv:
+        dut = sims.start()
+        configure(dut, srv.url(API_PATH[api]))
+        term = ChatTerm(dut, 40, 12)
+        term.open()
+        term.send("first question")
+        term.leave()
+        check_shell_has_the_screen(term)
+        term.open()
+        assert term.shown_lines()[-2:] == wrapped([NEW_BANNER], 40), term.dump()
+        assert not any("first" in row for row in term.transcript)
+        term.send("second question")
+        reqs = srv.wait_for_requests(2)
+        srv.check()
+    check_first_turn(reqs[0], api, "first question")
+    check_first_turn(reqs[1], api, "second question")
+    term.leave()
+    assert listed(dut) == [(1, 1, "first question"), (2, 1, "second question")]
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_esc_while_a_request_runs_cancels_it_and_stays(sims, api: Api) -> None:
+    script = Script([
+        text_reply(api, "One.", response_id="resp_1"),
+        stall_before_end(text_reply(api, "Partial answer", response_id="resp_x"), api),
+        text_reply(api, "Three.", response_id="resp_3"),
+    ])
+    with TestServer(script) as srv:
+        dut = sims.start()
+        configure(dut, srv.url(API_PATH[api]))
+        term = ChatTerm(dut, 80, 24)
+        term.open()
+        term.send("one")
+        mark = len(dut.transcript)
+        term.type(b"two\r")
+        term.wait(lambda: "agent: Partial answer" in term.transcript, "the partial answer")
+        term.type(ESC)
+        term.wait(lambda: CANCELLED in term.transcript and term.idle(), "the cancellation")
+        term.settle()
+        assert PROMPT not in dut.transcript[mark:]  # still in the chat
+        rows = term.transcript
+        between = rows[rows.index("agent: Partial answer") + 1: term.find_row(CANCELLED)]
+        assert between in ([], ["error: cancelled"]), term.dump()
+        assert term.input_line.rstrip() == f"{USER}>"
+        term.send("three")
+        reqs = srv.wait_for_requests(3)
+        srv.check()
+    body = reqs[2].json
+    assert isinstance(body, dict)
+    if api == "responses":
+        # The cancelled turn is not continued: the last completed one is.
+        assert body["previous_response_id"] == "resp_1"
+        assert body["input"] == [{"role": "user", "content": "three"}]
+    else:
+        assert body["messages"] == [system_message(body), {"role": "user", "content": "one"},
+                                    {"role": "assistant", "content": "One."},
+                                    {"role": "user", "content": "three"}]
+    term.leave()
+    assert listed(dut) == [(1, 2, "one")]  # the cancelled turn was not stored
+
+
+@pytest.mark.parametrize("key", [CTRL_X, b"\x03"], ids=["ctrl-x", "ctrl-c"])
+@pytest.mark.parametrize("api", APIS)
+def test_app_exit_key_leaves(sims, api: Api, key: bytes) -> None:
+    script = Script([stall_before_end(text_reply(api, "Never complete", response_id="r"), api)])
+    with TestServer(script) as srv:
+        dut = sims.start()
+        configure(dut, srv.url(API_PATH[api]))
+        term = ChatTerm(dut, 80, 24)
+        term.open()
+        mark = len(dut.transcript)
+        term.type(key)  # idle
+        dut.read_until(PROMPT, start=mark)
+        term.settle(0.1)
+        assert term.screen.margins is None and term.display[0].startswith("uart:~$")
+        term.open()
+        term.type(b"hang\r")
+        term.wait(lambda: "agent: Never complete" in term.transcript, "the partial answer")
+        mark = len(dut.transcript)
+        term.type(key)  # running: cancels, then leaves
+        dut.read_until(PROMPT, start=mark)
+        term.settle(0.1)
+        assert term.screen.margins is None and term.display[0].startswith("uart:~$")
+        srv.check()
+    assert listed(dut) == []
+
+
+WRITE_ARGS = {"path": "notes.txt", "content": "hi"}
+
+
+@pytest.mark.parametrize("answer", [b"y", b"n"])
+@pytest.mark.parametrize("api", APIS)
+def test_confirmation_inside_the_chat(sims, api: Api, answer: bytes) -> None:
+    final = "Done." if answer == b"y" else "Not saved."
+    script = Script([
+        tool_call_reply(api, "tool_search", {"query": "write a text file"}, "call_s",
+                        response_id="resp_s"),
+        tool_call_reply(api, "storage_write", WRITE_ARGS, "call_w", response_id="resp_w"),
+        text_reply(api, final, response_id="resp_d"),
+    ])
+    args = json.dumps(WRITE_ARGS, separators=(",", ":"))
+    with TestServer(script) as srv:
+        dut = sims.start()
+        configure(dut, srv.url(API_PATH[api]))
+        assert dut.exec_command("agent config tools confirm")[0].startswith("tools set")
+        term = ChatTerm(dut, 80, 24)
+        term.open()
+        term.type(b"save a note\r")
+        term.wait(lambda: term.status.rstrip().endswith("confirm?"), "the confirmation")
+        term.settle(0.1)
+        end = term.find_row("Allow once? [y/N]")
+        assert term.transcript[end - 2:end + 1] == [
+            f"[tool call] storage_write {args}", f"[confirm] storage_write {args}",
+            "Allow once? [y/N]"], term.dump()
+        term.type(answer)
+        term.wait(term.idle, "the end of the request")
+        reqs = srv.wait_for_requests(3)
+        srv.check()
+    term.settle(0.1)
+    rows = term.shown_lines()
+    at = rows.index(f"Allow once? [y/N] {answer.decode()}")
+    if answer == b"y":
+        assert rows[at + 1:] == ["[tool] storage_write: done", f"agent: {final}"], term.dump()
+    else:
+        assert rows[at + 1].startswith("[tool] storage_write: denied ("), term.dump()
+        assert rows[at + 2:] == [f"agent: {final}"], term.dump()
+    # What the model got back for the call.
+    body = reqs[2].json
+    if api == "responses":
+        call_id, result = function_call_output(body)
+    else:
+        assert isinstance(body, dict)
+        tool_message = body["messages"][-1]
+        call_id, result = tool_message["tool_call_id"], json.loads(tool_message["content"])
+    assert call_id == "call_w"
+    assert isinstance(result, dict)
+    if answer == b"y":
+        assert result["created"] is True and result["bytes"] == 2, result
+    else:
+        assert result == {"denied": True,
+                          "reason": "the person at the device did not allow this call"}
+    term.leave()
+    out = dut.exec_command("agent status")
+    executed, denied = (2, 0) if answer == b"y" else (1, 1)
+    assert f"tool calls: {executed} executed, {denied} denied, 0 failed" in out

@@ -1,14 +1,24 @@
-"""The host command line: `agent-host sim` builds and starts the simulator."""
+"""The host command line: `agent-host sim` builds and starts the simulator; config, status,
+forget, list, export, delete, tools and shell manage a device over SMP (docs/host-cli.md)."""
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
-from . import __version__, sim
+from . import __version__, device_cli, sim
 from .errors import AgentHostError
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with a one-line usage error: `PROG: MESSAGE (see PROG --help)`, exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
 def _cmd_sim(args: argparse.Namespace) -> int:
@@ -27,7 +37,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 
 def build_parser(prog: str = "agent-host") -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
+    parser = Parser(prog=prog, description=__doc__)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     p_sim = sub.add_parser("sim", help="build and start the simulator with the agent shell")
@@ -46,17 +56,29 @@ def build_parser(prog: str = "agent-host") -> argparse.ArgumentParser:
                              description=serve_command.DESCRIPTION)
     serve_command.add_arguments(p_serve)
     p_serve.set_defaults(run=_cmd_serve)
+    device_cli.add_commands(sub)
     return parser
 
 
 def main(argv: list[str] | None = None, prog: str = "agent-host") -> int:
-    """Run the command line; returns the exit status (argparse exits 2 on usage errors)."""
+    """Run the command line; returns the exit status (argparse exits 2 on usage errors).
+
+    0 done, 1 the device refused (or a build failed), 2 usage, 3 transport, 4 timeout.
+    """
     args = build_parser(prog).parse_args(argv)
+    # smp and smpclient log requests (a key among them) at debug level and timeouts as errors;
+    # this command line reports every failure itself, in one line.
+    for name in ("smp", "smpclient"):
+        logging.getLogger(name).addHandler(logging.NullHandler())
+        logging.getLogger(name).propagate = False
     try:
         return int(args.run(args))
     except AgentHostError as err:
         print(f"{prog}: {err}", file=sys.stderr)
-        return 1
+        return err.exit_code
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

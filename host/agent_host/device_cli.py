@@ -1,0 +1,381 @@
+"""The device commands of `agent-host` / `west agent`: config, status, forget, list, export,
+delete, tools (over the agent SMP group) and shell (the device console).
+
+docs/host-cli.md lists every option, message and exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import os
+import sys
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from . import convfile, terminal
+from .errors import TransportError, UsageError
+from .mgmt import messages
+from .mgmt.device import DEFAULT_TIMEOUT, Device, open_device
+from .mgmt.transport import DEFAULT_BAUDRATE, MAX_MTU, MIN_MTU, Endpoint, parse_udp
+from .ui import Output
+
+KEY_ENV = "AGENT_KEY"
+PORT_ENV = "AGENT_PORT"
+
+DeviceCommand = Callable[[Device, argparse.Namespace, Output], Awaitable[int]]
+
+
+# -- argument types ----------------------------------------------------------------------------
+def _slot(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"slot must be a number from 1 up, not {text!r}")
+    return int(text)
+
+
+def _mtu(text: str) -> int:
+    if not text.isdigit() or not MIN_MTU <= int(text) <= MAX_MTU:
+        raise argparse.ArgumentTypeError(f"must be a number from {MIN_MTU} to {MAX_MTU}, "
+                                         f"not {text!r}")
+    return int(text)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(f"must be seconds above 0 (at most 3600), not {text!r}")
+    return value
+
+
+def _baud(text: str) -> int:
+    if not text.isdigit() or int(text) == 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, not {text!r}")
+    return int(text)
+
+
+def add_connection_options(parser: argparse.ArgumentParser) -> None:
+    """The options every device command shares."""
+    group = parser.add_argument_group("device connection (one of; default: --port $AGENT_PORT)")
+    where = group.add_mutually_exclusive_group()
+    where.add_argument("--port", metavar="DEVICE",
+                       help="serial port: a board's UART (/dev/ttyACM0) or the simulator's pty")
+    where.add_argument("--udp", metavar="HOST[:PORT]",
+                       help="SMP over UDP (port 1337 when not given; IPv6 as [ADDR]:PORT)")
+    where.add_argument("--ble", metavar="ADDRESS",
+                       help="SMP over Bluetooth LE: the device's address or name (needs the "
+                            "ble extra: pip install 'zephyr-agent-host[ble]')")
+    group.add_argument("--baud", type=_baud, default=DEFAULT_BAUDRATE, metavar="RATE",
+                       help=f"serial baud rate (default {DEFAULT_BAUDRATE})")
+    group.add_argument("--mtu", type=_mtu, metavar="BYTES",
+                       help="largest SMP message the device takes (default: asked from the "
+                            "device, else 256; UDP: the link MTU, default 1500)")
+    group.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                       help=f"wait for each answer (and the connection) at most this long "
+                            f"(default {DEFAULT_TIMEOUT:g})")
+
+
+def endpoint_of(args: argparse.Namespace) -> Endpoint:
+    if args.udp:
+        host, port = parse_udp(args.udp)
+        return Endpoint("udp", host, port=port, mtu=args.mtu)
+    if args.ble:
+        return Endpoint("ble", args.ble, mtu=args.mtu)
+    device: str = args.port or os.environ.get(PORT_ENV, "")
+    if not device:
+        raise UsageError("no device: give --port DEVICE, --udp HOST[:PORT] or --ble ADDRESS "
+                         f"(or set {PORT_ENV})")
+    return Endpoint("serial", device, baudrate=args.baud, mtu=args.mtu)
+
+
+def _run(args: argparse.Namespace, command: DeviceCommand) -> int:
+    endpoint = endpoint_of(args)
+    out = Output()
+
+    async def session() -> int:
+        async with open_device(endpoint, args.timeout) as device:
+            return await command(device, args, out)
+
+    return asyncio.run(session())
+
+
+# -- config ------------------------------------------------------------------------------------
+def read_key(args: argparse.Namespace) -> str:
+    """The key from stdin (--key-stdin), AGENT_KEY, or a hidden prompt; never from argv."""
+    if args.key_stdin:
+        key = sys.stdin.readline().rstrip("\r\n")
+    elif os.environ.get(KEY_ENV):
+        key = os.environ[KEY_ENV]
+    elif sys.stdin.isatty():
+        try:
+            key = getpass.getpass("API key (hidden): ")
+        except EOFError:
+            key = ""
+    else:
+        raise UsageError("config key: no key: type it at the hidden prompt (on a terminal), "
+                         f"pipe it with --key-stdin, or set {KEY_ENV}")
+    if not key:
+        raise UsageError("config key: the key is empty; nothing changed")
+    return key
+
+
+def _check_config_args(args: argparse.Namespace) -> None:
+    if args.name == "key" and args.value is not None and args.value != "clear":
+        # Refused before anything is sent: it would already be in the shell's history and
+        # visible to every user in the process list.
+        raise UsageError("config key: the key is never taken from the command line (shell "
+                         "history, process list); use the hidden prompt, --key-stdin or "
+                         f"{KEY_ENV}")
+    if args.key_stdin and (args.name != "key" or args.value is not None):
+        raise UsageError("--key-stdin goes only with `config key`")
+
+
+async def _config(device: Device, args: argparse.Namespace, out: Output) -> int:
+    name, value = args.name, args.value
+    if name is None:
+        config = await device.config()
+        out.pairs([("endpoint", config.endpoint or "(not set)"),
+                   ("protocol", config.protocol),
+                   ("model", config.model or "(not set)"),
+                   ("key", config.key),
+                   ("reasoning", config.reasoning),
+                   ("tools", config.tools),
+                   ("max-tools", str(config.max_tools)),
+                   ("user", config.user or "(not set)")])
+    elif name == "key" and value == "clear":
+        await device.clear_key()
+        out.line("key cleared")
+    elif name == "key" and value is None:
+        stored = await device.config_set("key", args.key)
+        out.line(f"key {stored}")
+    elif value is None:
+        shown = await device.config_get(name)
+        out.line(f"{name}: {shown or '(not set)'}")
+    else:
+        stored = await device.config_set(name, value)
+        out.line(f"{name} set to {stored}" if stored else f"{name} cleared")
+    return 0
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    _check_config_args(args)
+    args.key = read_key(args) if args.name == "key" and args.value is None else None
+    return _run(args, _config)
+
+
+# -- status ------------------------------------------------------------------------------------
+async def _status(device: Device, args: argparse.Namespace, out: Output) -> int:
+    st = await device.status()
+    calls = st.tool_calls
+    out.pairs([("version", st.agent_version), ("board", st.board), ("protocol", st.protocol),
+               ("endpoint", st.endpoint or "(not set)"), ("model", st.model or "(not set)"),
+               ("key", st.key), ("reasoning", st.reasoning), ("tools", st.tools),
+               ("max-tools", str(st.max_tools)), ("user", st.user or "(not set)"),
+               ("tool calls", (f"{calls.executed} executed, {calls.denied} denied, "
+                               f"{calls.failed} failed; last request {calls.last_used} of "
+                               f"{calls.last_budget}"))])
+    out.line()
+    out.table(["POOL", "CLASS", "BLOCK", "TOTAL", "FREE", "LOWEST"],
+              [[p.name, p.pool_class, str(p.block), str(p.total), str(p.free), str(p.lowest)]
+               for p in st.pools], title="memory pools")
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    return _run(args, _status)
+
+
+# -- forget ------------------------------------------------------------------------------------
+def confirm(question: str) -> bool:
+    if not sys.stdin.isatty():
+        raise UsageError("forget asks for confirmation on a terminal; give --yes to skip it")
+    try:
+        answer = input(f"{question} [y/N] ")
+    except EOFError:
+        return False
+    return answer.strip().lower() in ("y", "yes")
+
+
+async def _forget(device: Device, args: argparse.Namespace, out: Output) -> int:
+    await device.forget()
+    out.line("every agent setting erased, the key included")
+    return 0
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    if not args.yes and not confirm("Erase every agent setting on the device, the key "
+                                    "included?"):
+        Output().note("cancelled; nothing erased")
+        return 0
+    return _run(args, _forget)
+
+
+# -- list, export, delete ----------------------------------------------------------------------
+async def _list(device: Device, args: argparse.Namespace, out: Output) -> int:
+    convs = await device.conversations()
+    title = f"{convs.dir}: {len(convs.entries)} of {convs.slots} slots used"
+    if not convs.entries:
+        out.line(title)
+        return 0
+    out.table(["SLOT", "TURNS", "BYTES", "MODEL", "TITLE", "STATE"],
+              [[str(c.slot), str(c.turns), str(c.bytes), c.model, c.title,
+                "damaged" if c.damaged else "ok"] for c in convs.entries], title=title)
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    return _run(args, _list)
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write @data to @path through a temporary file beside it: no partial file on failure."""
+    directory = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+async def _export(device: Device, args: argparse.Namespace, out: Output) -> int:
+    with out.transfer(f"slot {args.slot}") as progress:
+        export = await device.export(args.slot, progress)
+    conv = export.conversation
+    if args.output == "-":
+        sys.stdout.buffer.write(export.data)
+        sys.stdout.buffer.flush()
+    elif args.output is not None or not args.text:
+        path = Path(args.output or f"conv{args.slot}.bin")
+        try:
+            write_atomically(path, export.data)
+        except OSError as err:
+            raise UsageError(f"export {args.slot}: cannot write {path}: "
+                             f"{err.strerror or err}") from None
+        out.note(f"slot {args.slot}: {len(export.data)} bytes, {conv.turns} turns, "
+                 f"checked; written to {path}")
+    if args.text:
+        out.line(convfile.transcript(conv).rstrip("\n"))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    if args.output == "-" and args.text:
+        raise UsageError("export: -o - (the raw file on stdout) and --text exclude each other")
+    return _run(args, _export)
+
+
+async def _delete(device: Device, args: argparse.Namespace, out: Output) -> int:
+    await device.delete(args.slot)
+    out.line(f"slot {args.slot} deleted")
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    return _run(args, _delete)
+
+
+# -- tools -------------------------------------------------------------------------------------
+async def _tools(device: Device, args: argparse.Namespace, out: Output) -> int:
+    table = await device.tools()
+    out.table(["NAME", "DOMAIN", "RISK", "AVAILABLE", "POLICY", "NEEDS"],
+              [[t.name, t.domain, t.risk, t.available, t.policy, t.needs or "-"]
+               for t in table.tools],
+              title=f"tool policy: {table.policy}; {len(table.tools)} tools")
+    return 0
+
+
+def cmd_tools(args: argparse.Namespace) -> int:
+    return _run(args, _tools)
+
+
+# -- shell -------------------------------------------------------------------------------------
+def cmd_shell(args: argparse.Namespace) -> int:
+    if args.udp or args.ble:
+        raise UsageError("shell needs the console's serial port (--port); UDP and BLE carry "
+                         "SMP only")
+    endpoint = endpoint_of(args)
+    try:
+        return terminal.run(endpoint.address, endpoint.baudrate, idle=args.idle)
+    except OSError as err:
+        raise TransportError(f"shell: {err.strerror or err}") from None
+
+
+# -- parser ------------------------------------------------------------------------------------
+def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
+    """Add the device commands to the `agent-host` parser's subcommands."""
+    p = sub.add_parser(
+        "config", help="show or change the agent's settings on the device",
+        description="Without NAME: every setting. With NAME: its value. With NAME VALUE: set "
+                    "it. The key is write-only: `config key` reads it from a hidden prompt, "
+                    f"from stdin (--key-stdin) or from ${KEY_ENV}, never from the command "
+                    "line; `config key clear` erases it.")
+    p.add_argument("name", nargs="?", choices=messages.CONFIG_NAMES, metavar="NAME",
+                   help=f"one of: {', '.join(messages.CONFIG_NAMES)}")
+    p.add_argument("value", nargs="?", metavar="VALUE", help="the new value")
+    p.add_argument("--key-stdin", action="store_true",
+                   help="config key: read the key from the first line of stdin")
+    add_connection_options(p)
+    p.set_defaults(run=cmd_config)
+
+    p = sub.add_parser("status", help="the device's agent status",
+                       description="Version, board, settings (the key only as set or not "
+                                   "set), tool call counters and memory pools.")
+    add_connection_options(p)
+    p.set_defaults(run=cmd_status)
+
+    p = sub.add_parser("forget", 
+                       help="erase every agent setting on the device, the key included",
+                       description="Erases every setting below agent/, the key included; "
+                                   "asks first unless --yes.")
+    p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    add_connection_options(p)
+    p.set_defaults(run=cmd_forget)
+
+    p = sub.add_parser("list", help="the stored conversations",
+                       description="The conversation slots in use: turns, size, model, title.")
+    add_connection_options(p)
+    p.set_defaults(run=cmd_list)
+
+    p = sub.add_parser(
+        "export", help="copy a stored conversation file from the device",
+        description="Reads slot SLOT's conversation file page by page, checks every CRC of "
+                    "the format (docs/conversation-format.md) and writes the raw file "
+                    "(default convSLOT.bin); --text prints the transcript.")
+    p.add_argument("slot", type=_slot, metavar="SLOT", help="the slot number (see list)")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="where to write the raw file ('-': stdout)")
+    p.add_argument("--text", action="store_true",
+                   help="print the transcript (with -o, also write the file)")
+    add_connection_options(p)
+    p.set_defaults(run=cmd_export)
+
+    p = sub.add_parser("delete", help="delete a stored conversation",
+                       description="Deletes slot SLOT's conversation.")
+    p.add_argument("slot", type=_slot, metavar="SLOT", help="the slot number (see list)")
+    add_connection_options(p)
+    p.set_defaults(run=cmd_delete)
+
+    p = sub.add_parser("tools", help="the device's tool table and policy",
+                       description="Every registered tool: domain, risk, availability, what "
+                                   "the policy does with it, and what it needs.")
+    add_connection_options(p)
+    p.set_defaults(run=cmd_tools)
+
+    p = sub.add_parser(
+        "shell", help="an interactive terminal on the device console",
+        description="Connects this terminal to the device console (raw mode; Ctrl-] leaves). "
+                    "From a pipe, sends the input and prints the output until the device "
+                    "has been silent for --idle seconds.")
+    p.add_argument("--idle", type=_seconds, default=1.0, metavar="SECONDS",
+                   help="from a pipe: leave after this much silence once the input has "
+                        "ended (default 1)")
+    add_connection_options(p)
+    p.set_defaults(run=cmd_shell)

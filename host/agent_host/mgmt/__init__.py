@@ -1,0 +1,10 @@
+"""The agent management group (SMP group 64, docs/mgmt-group.md) over smpclient transports.
+
+    async with open_device(Endpoint("serial", "/dev/pts/5")) as device:
+        print((await device.status()).version)
+"""
+
+from .device import Device, Export, ToolTable, open_device
+from .transport import Endpoint, parse_udp
+
+__all__ = ["Device", "Endpoint", "Export", "ToolTable", "open_device", "parse_udp"]

@@ -1,0 +1,306 @@
+"""`Device`: the agent management group's commands over one connected smpclient transport.
+
+Every method sends typed requests (messages.py) and returns the typed answer; a refusal is a
+DeviceRefusedError with the group's rc name and the device's reason, a missing answer a
+DeviceTimeoutError, a lost or broken connection a TransportError.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import cbor2
+from pydantic import ValidationError
+from smp import error as smperror
+from smp import header as smphdr
+from smp import message as smpmsg
+from smp.exceptions import SMPException
+from smpclient.exceptions import SMPClientException
+from smpclient.requests.os_management import MCUMgrParametersRead
+from smpclient.transport import SMPTransport, SMPTransportDisconnected
+
+from .. import convfile
+from ..errors import (
+    DeviceRefusedError,
+    DeviceTimeoutError,
+    ExportError,
+    TransportError,
+)
+from . import messages as m
+from .transport import Endpoint, connect, describe, make_transport
+
+DEFAULT_TIMEOUT = 5.0
+PARAMS_TIMEOUT = 1.0
+"""How long to wait for MCUmgr's parameters (OS group) before assuming FALLBACK_MTU."""
+FALLBACK_MTU = 256
+"""Zephyr's CONFIG_MCUMGR_TRANSPORT_SHELL_MTU default, for a device that does not say."""
+
+Progress = Callable[[int, int], None]
+"""progress(done, total): bytes of an export or rows of the tool table so far."""
+
+R = TypeVar("R", bound=smpmsg.Response)
+
+
+@dataclass(frozen=True)
+class Export:
+    """A conversation file read with `export`: its bytes, checked, and what they hold."""
+
+    data: bytes
+    conversation: convfile.ConvFile
+
+
+@dataclass(frozen=True)
+class ToolTable:
+    policy: str
+    tools: tuple[m.Tool, ...]
+
+
+def _rc_name(rc: int) -> str:
+    try:
+        return m.AgentRc(rc).name
+    except ValueError:
+        return f"rc {rc}"
+
+
+def _mcumgr_name(rc: int) -> str:
+    try:
+        return smperror.MGMT_ERR(rc).name
+    except ValueError:
+        return f"rc {rc}"
+
+
+class Device:
+    """The agent group on a connected transport. Use `open_device()` to make one."""
+
+    def __init__(self, transport: SMPTransport, name: str, timeout: float = DEFAULT_TIMEOUT):
+        self.transport = transport
+        self.name = name
+        self.timeout = timeout
+        # A random first sequence number: a late answer to an earlier session's request
+        # (after a timeout) is then unlikely to look like an answer to this one's.
+        self._sequence = random.randrange(256)
+
+    def _next_sequence(self) -> int:
+        self._sequence = (self._sequence + 1) % 256
+        return self._sequence
+
+    # -- one exchange ------------------------------------------------------------------------
+    async def _send_and_receive(self, request: smpmsg.Request) -> bytes:
+        await self.transport.send(request.BYTES)
+        want = request.header
+        while True:
+            frame = await self.transport.receive()
+            if len(frame) < smphdr.Header.SIZE:
+                continue
+            try:
+                got = smphdr.Header.loads(frame[: smphdr.Header.SIZE])
+            except ValueError:
+                continue
+            if (got.sequence, got.group_id, got.command_id, got.op) == \
+                    (want.sequence, want.group_id, want.command_id, want.op + 1):
+                return frame
+            # Anything else is a late answer to an earlier request: skip it.
+
+    async def _frame(self, request: smpmsg.Request, what: str, timeout: float | None) -> bytes:
+        wait = self.timeout if timeout is None else timeout
+        size = len(request.BYTES)
+        limit = self.transport.max_unencoded_size
+        if size > limit:
+            raise TransportError(f"{what}: the request takes {size} bytes, more than the "
+                                 f"{limit} bytes the transport carries (see --mtu)")
+        try:
+            return await asyncio.wait_for(self._send_and_receive(request), wait)
+        except asyncio.TimeoutError:
+            raise DeviceTimeoutError(f"{what}: no answer from {self.name} within "
+                                     f"{wait:g} s") from None
+        except (SMPTransportDisconnected, OSError) as err:
+            raise TransportError(f"{what}: connection to {self.name} lost "
+                                 f"({describe(err)})") from None
+        except (SMPException, SMPClientException, ValueError) as err:
+            raise TransportError(f"{what}: damaged answer from {self.name} "
+                                 f"({describe(err)})") from None
+
+    async def call(self, request: Any, what: str, timeout: float | None = None) -> Any:
+        """Send @request (a messages.py request) and return its typed response.
+
+        @what names the command in error messages.
+        """
+        frame = await self._frame(request, what, timeout)
+        response_type: type[smpmsg.Response] = request._Response
+        for cls in (response_type, m.AgentErrorV2, m.AgentErrorV1):
+            try:
+                response = cls.loads(frame)
+            except (ValidationError, cbor2.CBORError, ValueError, TypeError):
+                continue
+            if isinstance(response, m.AgentErrorV2):
+                rc = int(response.err.rc)
+                raise DeviceRefusedError(what, rc, _rc_name(rc), response.reason or "")
+            if isinstance(response, m.AgentErrorV1):
+                rc = int(response.rc)
+                reason = response.rsn or ""
+                if rc == smperror.MGMT_ERR.ENOTSUP and not reason:
+                    reason = "the device has no agent management group (is it the agent firmware?)"
+                raise DeviceRefusedError(what, rc, f"MCUmgr {_mcumgr_name(rc)}", reason)
+            return response
+        self._refusal_of_unknown_rc(frame, what)
+        raise TransportError(f"{what}: the answer from {self.name} is not one the agent group "
+                             "defines (docs/mgmt-group.md)")
+
+    @staticmethod
+    def _refusal_of_unknown_rc(frame: bytes, what: str) -> None:
+        """A group error with an rc this host does not know is still a refusal."""
+        try:
+            body = cbor2.loads(frame[smphdr.Header.SIZE:])
+        except Exception:  # noqa: BLE001 - any undecodable body is reported by the caller
+            return
+        if not isinstance(body, dict):
+            return
+        err = body.get("err")
+        reason = body.get("reason")
+        if isinstance(err, dict) and isinstance(err.get("rc"), int) and err.get("rc") != 0:
+            rc = int(err["rc"])
+            raise DeviceRefusedError(what, rc, _rc_name(rc),
+                                     reason if isinstance(reason, str) else "")
+
+    # -- transport setup ---------------------------------------------------------------------
+    async def probe_mtu(self) -> int | None:
+        """Ask MCUmgr's parameters for the device's buffer size and size requests by it; a
+        device that does not answer (or has no OS group) gets FALLBACK_MTU. Returns the
+        advertised size, or None."""
+        request = MCUMgrParametersRead(sequence=self._next_sequence())
+        advertised: int | None = None
+        with suppress(DeviceTimeoutError, DeviceRefusedError, TransportError):
+            frame = await self._frame(request, "parameters", min(PARAMS_TIMEOUT, self.timeout))
+            with suppress(ValidationError, cbor2.CBORError, ValueError, TypeError):
+                advertised = request._Response.loads(frame).buf_size
+        self.transport.initialize(advertised if advertised and advertised > 8 else FALLBACK_MTU)
+        return advertised
+
+    # -- the group's commands ----------------------------------------------------------------
+    async def config(self) -> m.ConfigAllResponse:
+        """Every setting; the key only as "set" or "not set"."""
+        response: m.ConfigAllResponse = await self.call(
+            m.ConfigReadAll(sequence=self._next_sequence()), "config")
+        return response
+
+    async def config_get(self, name: str) -> str:
+        """One setting's value (the key's: "set" or "not set")."""
+        response: m.ConfigValueResponse = await self.call(
+            m.ConfigRead(name=name, sequence=self._next_sequence()), f"config {name}")
+        return response.value
+
+    async def config_set(self, name: str, value: str) -> str:
+        """Set @name to @value; returns the stored canonical value ("set" for the key)."""
+        response: m.ConfigWriteResponse = await self.call(
+            m.ConfigWrite(name=name, value=value, sequence=self._next_sequence()),
+            f"config {name}")
+        return response.value
+
+    async def clear_key(self) -> str:
+        """Erase the API key; returns "not set"."""
+        response: m.ConfigWriteResponse = await self.call(
+            m.ConfigWrite(name="key", clear=True, sequence=self._next_sequence()),
+            "config key clear")
+        return response.value
+
+    async def status(self) -> m.StatusResponse:
+        response: m.StatusResponse = await self.call(
+            m.StatusRead(sequence=self._next_sequence()), "status")
+        return response
+
+    async def forget(self) -> None:
+        """Erase every setting below agent/, the key included."""
+        await self.call(m.ForgetWrite(sequence=self._next_sequence()), "forget")
+
+    async def conversations(self) -> m.ConversationsResponse:
+        response: m.ConversationsResponse = await self.call(
+            m.ConversationsRead(sequence=self._next_sequence()), "list")
+        return response
+
+    async def export(self, slot: int, progress: Progress | None = None) -> Export:
+        """Read slot @slot's conversation file page by page, check it as a whole (every CRC of
+        the format, the trailer's file CRC included) and return it."""
+        what = f"export {slot}"
+        data = bytearray()
+        total: int | None = None
+        while total is None or len(data) < total:
+            page: m.ExportResponse = await self.call(
+                m.ExportRead(slot=slot, off=len(data), sequence=self._next_sequence()), what)
+            if page.slot != slot or page.off != len(data):
+                raise TransportError(f"{what}: the device answered slot {page.slot} offset "
+                                     f"{page.off} to a request for slot {slot} offset {len(data)}")
+            if total is None:
+                total = page.length
+            elif page.length != total:
+                raise ExportError(f"{what}: the conversation changed during the export "
+                                  f"({total} bytes, now {page.length}); export it again")
+            if len(data) + len(page.data) > total:
+                raise TransportError(f"{what}: the device sent more than the file's "
+                                     f"{total} bytes")
+            if not page.data and len(data) < total:
+                raise TransportError(f"{what}: the device sent no data at offset {len(data)} "
+                                     f"of {total}")
+            data += page.data
+            if progress is not None:
+                progress(len(data), total)
+        try:
+            conversation = convfile.parse(bytes(data), slot)
+        except convfile.ConvFormatError as err:
+            raise ExportError(f"{what}: the file is damaged: {err}") from None
+        return Export(bytes(data), conversation)
+
+    async def delete(self, slot: int) -> None:
+        response: m.DeleteResponse = await self.call(
+            m.DeleteWrite(slot=slot, sequence=self._next_sequence()), f"delete {slot}")
+        if response.slot != slot:
+            raise TransportError(f"delete {slot}: the device answered for slot {response.slot}")
+
+    async def tools(self, progress: Progress | None = None) -> ToolTable:
+        """The whole tool table, page by page."""
+        rows: list[m.Tool] = []
+        total: int | None = None
+        policy = ""
+        while total is None or len(rows) < total:
+            off = len(rows)
+            request = m.ToolsRead(off=off or None, sequence=self._next_sequence())
+            page: m.ToolsResponse = await self.call(request, "tools")
+            if page.off != off:
+                raise TransportError(f"tools: the device answered offset {page.off} to a "
+                                     f"request for {off}")
+            if total is None:
+                total, policy = page.total, page.policy
+            elif page.total != total:
+                raise TransportError(f"tools: the table changed from {total} to {page.total} "
+                                     "tools during the listing")
+            if not page.tools and off < total:
+                raise TransportError(f"tools: the device sent no tools at offset {off} of "
+                                     f"{total}")
+            if off + len(page.tools) > total:
+                raise TransportError(f"tools: the device sent more than {total} tools")
+            rows += page.tools
+            if progress is not None:
+                progress(len(rows), total)
+        return ToolTable(policy, tuple(rows))
+
+
+@asynccontextmanager
+async def open_device(endpoint: Endpoint, timeout: float = DEFAULT_TIMEOUT) -> AsyncIterator[Device]:
+    """Connect to @endpoint, size requests (--mtu or the device's parameters), yield a Device
+    and disconnect."""
+    transport = make_transport(endpoint)
+    await connect(transport, endpoint, timeout)
+    try:
+        device = Device(transport, str(endpoint), timeout)
+        if endpoint.mtu is None:
+            await device.probe_mtu()
+        elif endpoint.kind == "ble":
+            transport.initialize(endpoint.mtu)
+        yield device
+    finally:
+        with suppress(Exception):
+            await transport.disconnect()

@@ -1,0 +1,310 @@
+"""Requests and responses of the agent management group (SMP group 64, docs/mgmt-group.md).
+
+Each request is an `smp` message class with its `_Response`, `_ErrorV1` and `_ErrorV2`, the
+way smpclient defines the standard groups (`smpclient.requests.*`), so it also works with
+`SMPClient.request()`. Response fields are checked strictly: a field the contract does not
+name, a missing field or a value of the wrong CBOR type makes the answer invalid.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum, unique
+from typing import Annotated, Any, Literal
+
+import cbor2
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictBytes, StrictInt, StrictStr
+from smp import error as smperror
+from smp import header as smphdr
+from smp import message as smpmsg
+from typing_extensions import Self
+
+GROUP_ID = 64
+"""MGMT_GROUP_ID_PERUSER: the first user group."""
+
+UInt = Annotated[StrictInt, Field(ge=0)]
+KeyState = Literal["set", "not set"]
+
+CONFIG_NAMES = ("endpoint", "model", "key", "reasoning", "tools", "max-tools", "user")
+"""The `config` names, as the device's shell spells them."""
+
+
+@unique
+class Command(IntEnum):
+    CONFIG = 0
+    STATUS = 1
+    FORGET = 2
+    CONVERSATIONS = 3
+    EXPORT = 4
+    DELETE = 5
+    TOOLS = 6
+
+
+@unique
+class AgentRc(IntEnum):
+    """The group's error codes (`err.rc` of an SMP version 2 error)."""
+
+    OK = 0
+    EUNKNOWN = 1
+    EINVAL = 2
+    EWRITEONLY = 3
+    ENOENT = 4
+    ERANGE = 5
+    EBUSY = 6
+    EIO = 7
+    ENODEV = 8
+
+
+class AgentErrorV1(smperror.ErrorV1):
+    """MCUmgr's own transport-level error (`{"rc": N}`), e.g. a request it could not decode."""
+
+    _GROUP_ID = GROUP_ID
+
+
+class AgentErrorV2(smperror.ErrorV2[AgentRc]):
+    """The group's error: `{"err": {"group": 64, "rc": RC}, "reason": "..."}`."""
+
+    _GROUP_ID = GROUP_ID
+
+    reason: StrictStr | None = None
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class _Group:
+    _ErrorV1 = AgentErrorV1
+    _ErrorV2 = AgentErrorV2
+
+
+# -- config ----------------------------------------------------------------------------------
+class ConfigAllResponse(smpmsg.ReadResponse):
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.CONFIG
+
+    endpoint: StrictStr
+    model: StrictStr
+    key: KeyState
+    reasoning: StrictStr
+    tools: StrictStr
+    max_tools: UInt = Field(alias="max-tools")
+    user: StrictStr
+    protocol: StrictStr
+
+
+class ConfigValueResponse(smpmsg.ReadResponse):
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.CONFIG
+
+    name: StrictStr
+    value: StrictStr
+
+
+class ConfigWriteResponse(smpmsg.WriteResponse):
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.CONFIG
+
+    name: StrictStr
+    value: StrictStr
+
+
+class ConfigReadAll(smpmsg.ReadRequest, _Group):
+    """`config R {}`: every setting (the key as "set" or "not set")."""
+
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.CONFIG
+    _Response = ConfigAllResponse
+
+
+class ConfigRead(smpmsg.ReadRequest, _Group):
+    """`config R {name}`: one setting."""
+
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.CONFIG
+    _Response = ConfigValueResponse
+
+    name: str
+
+
+class ConfigWrite(smpmsg.WriteRequest, _Group):
+    """`config W {name, value}` or `{name, clear: true}` (clear only for the key).
+
+    The key's value never appears in the request's repr or str (smpclient logs requests).
+    """
+
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.CONFIG
+    _Response = ConfigWriteResponse
+
+    name: str
+    value: str | None = None
+    clear: bool | None = None
+
+    def __repr_args__(self) -> Any:
+        for field, value in super().__repr_args__():
+            if self.name == "key" and field in ("value", "smp_data") and value is not None:
+                yield field, "<hidden>"
+            else:
+                yield field, value
+
+
+# -- status ----------------------------------------------------------------------------------
+class ToolCalls(_Model):
+    executed: UInt
+    denied: UInt
+    failed: UInt
+    last_used: UInt
+    last_budget: UInt
+
+
+class Pool(_Model):
+    name: StrictStr
+    pool_class: StrictStr = Field(alias="class")
+    block: UInt
+    total: UInt
+    free: UInt
+    lowest: UInt
+
+
+class StatusResponse(smpmsg.ReadResponse):
+    """The status map. Its `version` (the agent's) is the field `agent_version` here: smp's
+    message base class has a field `version` of its own, the SMP protocol version."""
+
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.STATUS
+
+    agent_version: StrictStr
+    board: StrictStr
+    protocol: StrictStr
+    endpoint: StrictStr
+    model: StrictStr
+    key: KeyState
+    reasoning: StrictStr
+    tools: StrictStr
+    max_tools: UInt = Field(alias="max-tools")
+    user: StrictStr
+    tool_calls: ToolCalls
+    pools: list[Pool]
+
+    @classmethod
+    def loads(cls, data: bytes) -> Self:
+        body = cbor2.loads(data[smphdr.Header.SIZE:])
+        if not isinstance(body, dict) or "agent_version" in body:
+            raise ValueError("not a status map")
+        if "version" in body:
+            body["agent_version"] = body.pop("version")
+        return cls(header=smphdr.Header.loads(data[: smphdr.Header.SIZE]), **body,
+                   smp_data=data)
+
+
+class StatusRead(smpmsg.ReadRequest, _Group):
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.STATUS
+    _Response = StatusResponse
+
+
+# -- forget ----------------------------------------------------------------------------------
+class ForgetResponse(smpmsg.WriteResponse):
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.FORGET
+
+
+class ForgetWrite(smpmsg.WriteRequest, _Group):
+    """`forget W {}`: erase every setting below agent/, the key included."""
+
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.FORGET
+    _Response = ForgetResponse
+
+
+# -- conversations ---------------------------------------------------------------------------
+class Conversation(_Model):
+    slot: UInt
+    turns: UInt
+    bytes: UInt
+    model: StrictStr
+    title: StrictStr
+    damaged: StrictBool
+
+
+class ConversationsResponse(smpmsg.ReadResponse):
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.CONVERSATIONS
+
+    dir: StrictStr
+    slots: UInt
+    entries: list[Conversation] = Field(alias="list")
+
+
+class ConversationsRead(smpmsg.ReadRequest, _Group):
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.CONVERSATIONS
+    _Response = ConversationsResponse
+
+
+# -- export ----------------------------------------------------------------------------------
+class ExportResponse(smpmsg.ReadResponse):
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.EXPORT
+
+    slot: UInt
+    off: UInt
+    length: UInt = Field(alias="len")
+    data: StrictBytes
+
+
+class ExportRead(smpmsg.ReadRequest, _Group):
+    """`export R {slot, off}`: the conversation file's bytes from `off`."""
+
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.EXPORT
+    _Response = ExportResponse
+
+    slot: int
+    off: int
+
+
+# -- delete ----------------------------------------------------------------------------------
+class DeleteResponse(smpmsg.WriteResponse):
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.DELETE
+
+    slot: UInt
+
+
+class DeleteWrite(smpmsg.WriteRequest, _Group):
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.DELETE
+    _Response = DeleteResponse
+
+    slot: int
+
+
+# -- tools -----------------------------------------------------------------------------------
+class Tool(_Model):
+    name: StrictStr
+    domain: StrictStr
+    risk: StrictStr
+    available: Literal["bootstrap", "yes", "no"]
+    policy: Literal["runs", "asks", "denied"]
+    needs: StrictStr
+
+
+class ToolsResponse(smpmsg.ReadResponse):
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.TOOLS
+
+    policy: StrictStr
+    total: UInt
+    off: UInt
+    tools: list[Tool]
+
+
+class ToolsRead(smpmsg.ReadRequest, _Group):
+    """`tools R {off?}`: the tool table from index `off`."""
+
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.TOOLS
+    _Response = ToolsResponse
+
+    off: int | None = None

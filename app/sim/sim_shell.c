@@ -14,6 +14,7 @@
 #include "agent_cmd.h"
 #include "agent_print.h"
 #include "posix_console.h"
+#include "sim_smp.h"
 #if defined(CONFIG_AGENT_TOOLS_REFERENCE)
 #include "man_cmd.h"
 #endif
@@ -211,11 +212,37 @@ static void bypass_check(struct agent_console *console, struct line_editor *ed,
 	*was_bypassed = bypassed;
 }
 
+struct shell_feed {
+	struct agent_console *console;
+	struct line_editor *ed;
+	bool *was_bypassed;
+};
+
+/* Shell input (SMP frames already taken out): the bypass callback or the line editor. */
+static void feed_shell(const uint8_t *data, size_t len, void *user_data)
+{
+	struct shell_feed *f = user_data;
+
+	for (size_t i = 0; i < len;) {
+		bypass_check(f->console, f->ed, f->was_bypassed);
+		if (*f->was_bypassed) {
+			/* What the callback leaves goes to the line editor once it is done. */
+			i += posix_console_deliver(f->console, data + i, len - i);
+			continue;
+		}
+		if (edit(f->console, f->ed, data[i]) && !posix_console_bypassed(f->console)) {
+			prompt(f->console);
+		}
+		i++;
+	}
+}
+
 int sim_shell_run(struct agent_console *console, int in_fd, bool reconnecting,
 		  volatile sig_atomic_t *stop)
 {
 	static struct line_editor ed;
 	uint8_t buf[256];
+	uint8_t shell_bytes[2 * sizeof(buf)];
 	bool was_bypassed = false;
 
 	prompt(console);
@@ -256,20 +283,16 @@ int sim_shell_run(struct agent_console *console, int in_fd, bool reconnecting,
 		if (n == 0) {
 			return 0;
 		}
-		for (size_t i = 0; i < (size_t)n;) {
-			bypass_check(console, &ed, &was_bypassed);
-			if (was_bypassed) {
-				/* What the callback leaves goes to the line editor once it is done. */
-				i += posix_console_deliver(console, buf + i, (size_t)n - i);
-				continue;
-			}
-			if (edit(console, &ed, buf[i]) && !posix_console_bypassed(console)) {
-				prompt(console);
-			}
-			i++;
-		}
+		/* SMP frames are taken out first, as Zephyr's shell transport does; the rest is
+		 * the shell's, delivered before each request is answered. */
+		struct shell_feed feed = {console, &ed, &was_bypassed};
+		size_t left = sim_smp_filter(console, buf, (size_t)n, shell_bytes, feed_shell,
+					     &feed);
+
+		feed_shell(shell_bytes, left, &feed);
 		/* The chunk may have held a key typed at the hidden prompt. */
 		memset(buf, 0, sizeof(buf));
+		memset(shell_bytes, 0, sizeof(shell_bytes));
 		bypass_check(console, &ed, &was_bypassed);
 	}
 	return 0;

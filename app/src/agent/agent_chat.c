@@ -636,6 +636,11 @@ int agent_chat_delete(struct agent_console *console, const char *slot_text)
 	return 0;
 }
 
+unsigned int agent_chat_open_slot(void)
+{
+	return chat.open && chat.conv_active ? chat.conv.slot : 0u;
+}
+
 static int list_one(const struct conv_summary *s, void *user_data)
 {
 	struct agent_console *console = user_data;

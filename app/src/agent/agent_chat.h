@@ -12,5 +12,7 @@ int agent_chat_resume(struct agent_console *console, const char *slot_text);
 int agent_chat_delete(struct agent_console *console, const char *slot_text);
 /** `agent list`. */
 int agent_chat_list(struct agent_console *console);
+/** The slot of the conversation open in the chat, 0 when none is. */
+unsigned int agent_chat_open_slot(void);
 
 #endif /* AGENT_CHAT_H */

@@ -4,6 +4,7 @@
  * the call's arguments, its result and, for Chat Completions, the earlier exchanges.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -302,7 +303,7 @@ static int handle_call(struct agent_request *req, struct tool_session *session,
 
 /* ---- The loop ---------------------------------------------------------------------------- */
 
-int agent_request_run(struct agent_request *req)
+static int request_run(struct agent_request *req)
 {
 	static struct tool_session session;
 	static struct turn_state st;
@@ -403,4 +404,23 @@ int agent_request_run(struct agent_request *req)
 		}
 		continuation = true;
 	}
+}
+
+/* Requests running now: one at a time (request_run's state is static), counted for
+ * agent_request_active(). */
+static atomic_int active_requests;
+
+int agent_request_run(struct agent_request *req)
+{
+	int err;
+
+	atomic_fetch_add(&active_requests, 1);
+	err = request_run(req);
+	atomic_fetch_sub(&active_requests, 1);
+	return err;
+}
+
+bool agent_request_active(void)
+{
+	return atomic_load(&active_requests) > 0;
 }

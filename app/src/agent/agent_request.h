@@ -77,4 +77,7 @@ int agent_request_run(struct agent_request *req);
 
 void agent_tool_stats_get(struct agent_tool_stats *out);
 
+/** Whether a request is running now (any frontend); the management group refuses changes then. */
+bool agent_request_active(void);
+
 #endif /* AGENT_REQUEST_H */

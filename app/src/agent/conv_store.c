@@ -1516,6 +1516,61 @@ int conv_store_history(uint8_t slot, struct conv_history *out)
 	return 0;
 }
 
+/* ---- export ------------------------------------------------------------------------------- */
+
+int conv_store_export(uint8_t slot, uint32_t off, void *buf, size_t len, uint32_t *total)
+{
+	char path[CONV_PATH_BYTES];
+	struct agent_dirent entry;
+	struct agent_file *file;
+	size_t done = 0;
+	int err = enter();
+
+	if (err != 0) {
+		return err;
+	}
+	if (!slot_valid(slot)) {
+		leave();
+		return -EINVAL;
+	}
+	slot_path(path, slot, "bin");
+	err = agent_fs_stat(path, &entry);
+	if (err != 0) {
+		leave();
+		return err;
+	}
+	*total = entry.size;
+	if (off > entry.size) {
+		leave();
+		return -ERANGE;
+	}
+	if (len > entry.size - off) {
+		len = entry.size - off;
+	}
+	err = agent_fs_open(&file, path, AGENT_FS_O_READ);
+	if (err == 0 && off > 0) {
+		err = agent_fs_seek(file, (int32_t)off, AGENT_FS_SEEK_SET);
+		if (err != 0) {
+			(void)agent_fs_close(file);
+		}
+	}
+	while (err == 0 && done < len) {
+		int n = agent_fs_read(file, (uint8_t *)buf + done, len - done);
+
+		if (n <= 0) {
+			err = n < 0 ? n : -EIO; /* shorter than its size: changed under us */
+			(void)agent_fs_close(file);
+			break;
+		}
+		done += (size_t)n;
+	}
+	if (err == 0) {
+		err = agent_fs_close(file);
+	}
+	leave();
+	return err != 0 ? err : (int)done;
+}
+
 /* ---- delete ------------------------------------------------------------------------------- */
 
 int conv_store_delete(uint8_t slot)

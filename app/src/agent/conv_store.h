@@ -181,6 +181,14 @@ int conv_store_last_response_id(uint8_t slot, char *buf, size_t len);
 /** Rebuild the bounded Chat Completions history of @p slot into @p out. */
 int conv_store_history(uint8_t slot, struct conv_history *out);
 
+/**
+ * Copy the stored file of @p slot, as it is on the medium, from byte @p off: up to @p len
+ * bytes into @p buf; @p total gets the file's size. Returns the bytes copied (0 at the end),
+ * -ENOENT when the slot is empty, -ERANGE when @p off is past the end, -EINVAL for a slot
+ * outside 1..slots, or the file system's error.
+ */
+int conv_store_export(uint8_t slot, uint32_t off, void *buf, size_t len, uint32_t *total);
+
 /** Remove the conversation in @p slot (and its backup); -ENOENT when empty. */
 int conv_store_delete(uint8_t slot);
 

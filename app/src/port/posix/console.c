@@ -116,6 +116,16 @@ int agent_console_write(struct agent_console *console, const char *data, size_t 
 	return err;
 }
 
+int posix_console_write_raw(struct agent_console *console, const void *data, size_t len)
+{
+	int err;
+
+	pthread_mutex_lock(&console->lock);
+	err = write_all(console->out_fd, data, len);
+	pthread_mutex_unlock(&console->lock);
+	return err;
+}
+
 void agent_console_set_bypass(struct agent_console *console, agent_console_bypass_fn fn,
 			      void *user_data)
 {

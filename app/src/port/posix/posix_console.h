@@ -28,4 +28,11 @@ size_t posix_console_deliver(struct agent_console *console, const uint8_t *data,
 
 bool posix_console_bypassed(struct agent_console *console);
 
+/**
+ * Write @p data as it is (no "\n" to "\r\n"), in one piece between the writes of
+ * agent_console_write(): the simulator's SMP responses, which must not be split by shell
+ * output from another thread.
+ */
+int posix_console_write_raw(struct agent_console *console, const void *data, size_t len);
+
 #endif /* POSIX_CONSOLE_H */

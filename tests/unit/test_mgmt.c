@@ -1,0 +1,1099 @@
+/*
+ * The SMP management group (app/src/agent/mgmt_*.c, docs/mgmt-group.md) over the real POSIX
+ * port: every command and error code through agent_mgmt_handle(), the key in no response,
+ * paging of export and tools, malformed and oversized requests, the serial framing and its
+ * receiver.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <zcbor_decode.h>
+#include <zcbor_encode.h>
+
+#include "agent_cmd.h"
+#include "agent_cmd_internal.h"
+#include "agent_config.h"
+#include "agent_port.h"
+#include "conv_store.h"
+#include "mgmt_group.h"
+#include "mgmt_serial.h"
+#include "mgmt_smp.h"
+#include "posix/posix_port.h"
+#include "tool_registry.h"
+
+#include "conv_test_util.h"
+#include "flash_fixture.h"
+
+#define SECRET "sk-very-secret-key-0123456789"
+
+static uint8_t req_buf[AGENT_MGMT_BUF_SIZE + 64];
+static uint8_t rsp_buf[AGENT_MGMT_BUF_SIZE];
+static size_t rsp_len;
+static uint8_t seq;
+
+/* ---- requests ------------------------------------------------------------------------------ */
+
+/* An encoder for a request body, its map opened. */
+#define REQ_BEGIN(zs)                                                                         \
+	ZCBOR_STATE_E(zs, 2, req_buf + AGENT_SMP_HDR_SIZE,                                     \
+		      sizeof(req_buf) - AGENT_SMP_HDR_SIZE, 0);                                \
+	assert_true(zcbor_map_start_encode(zs, 8))
+
+static void put_s(zcbor_state_t *zs, const char *key, const char *value)
+{
+	assert_true(zcbor_tstr_put_term(zs, key, 64));
+	assert_true(zcbor_tstr_encode_ptr(zs, value, strlen(value)));
+}
+
+static void put_u(zcbor_state_t *zs, const char *key, uint32_t value)
+{
+	assert_true(zcbor_tstr_put_term(zs, key, 64));
+	assert_true(zcbor_uint32_put(zs, value));
+}
+
+static void header(uint8_t op, uint16_t group, uint8_t cmd, size_t body_len)
+{
+	req_buf[0] = (uint8_t)((AGENT_SMP_VERSION_2 << 3) | op);
+	req_buf[1] = 0;
+	req_buf[2] = (uint8_t)(body_len >> 8);
+	req_buf[3] = (uint8_t)body_len;
+	req_buf[4] = (uint8_t)(group >> 8);
+	req_buf[5] = (uint8_t)group;
+	req_buf[6] = ++seq;
+	req_buf[7] = cmd;
+}
+
+/* Key never in a response: checked on every response the tests see. */
+static void assert_no_secret(void)
+{
+	const char *needle = "very-secret";
+
+	for (size_t i = 0; i + strlen(needle) <= rsp_len; i++) {
+		assert_false(memcmp(rsp_buf + i, needle, strlen(needle)) == 0);
+	}
+}
+
+/* Send the raw body of @p body_len bytes already in req_buf; returns agent_mgmt_handle(). */
+static int send_raw(uint8_t op, uint16_t group, uint8_t cmd, size_t body_len)
+{
+	int n;
+
+	header(op, group, cmd, body_len);
+	memset(rsp_buf, 0xee, sizeof(rsp_buf));
+	n = agent_mgmt_handle(req_buf, AGENT_SMP_HDR_SIZE + body_len, rsp_buf, sizeof(rsp_buf));
+	rsp_len = n > 0 ? (size_t)n : 0;
+	if (n > 0) {
+		assert_no_secret();
+		/* The response header: op + 1, same group, sequence and command, version 2. */
+		assert_int_equal(rsp_buf[0], (AGENT_SMP_VERSION_2 << 3) | (op + 1));
+		assert_int_equal((rsp_buf[4] << 8) | rsp_buf[5], group);
+		assert_int_equal(rsp_buf[6], seq);
+		assert_int_equal(rsp_buf[7], cmd);
+		assert_int_equal((rsp_buf[2] << 8) | rsp_buf[3], n - AGENT_SMP_HDR_SIZE);
+	}
+	return n;
+}
+
+static void send_enc(uint8_t op, uint8_t cmd, zcbor_state_t *zs)
+{
+	assert_true(zcbor_map_end_encode(zs, 8));
+	size_t body = (size_t)(zs->payload_mut - (req_buf + AGENT_SMP_HDR_SIZE));
+
+	assert_true(send_raw(op, AGENT_MGMT_GROUP_ID, cmd, body) > 0);
+}
+
+static void send_empty(uint8_t op, uint8_t cmd)
+{
+	req_buf[AGENT_SMP_HDR_SIZE] = 0xa0; /* {} */
+	assert_true(send_raw(op, AGENT_MGMT_GROUP_ID, cmd, 1) > 0);
+}
+
+/* ---- responses ----------------------------------------------------------------------------- */
+
+/* A decoder positioned at the value of top-level @p key; false when absent. */
+#define RSP_FIND(zs, key) rsp_find(zs##_arr, ZCBOR_ARRAY_SIZE(zs##_arr), key)
+
+static bool rsp_find_in(zcbor_state_t *zs, const char *key)
+{
+	if (!zcbor_map_start_decode(zs)) {
+		return false;
+	}
+	while (!zcbor_array_at_end(zs)) {
+		struct zcbor_string k;
+
+		assert_true(zcbor_tstr_decode(zs, &k));
+		if (k.len == strlen(key) && memcmp(k.value, key, k.len) == 0) {
+			return true;
+		}
+		assert_true(zcbor_any_skip(zs, NULL));
+	}
+	return false;
+}
+
+static zcbor_state_t dec[6];
+
+static zcbor_state_t *rsp_at(const char *key)
+{
+	zcbor_new_decode_state(dec, ZCBOR_ARRAY_SIZE(dec), rsp_buf + AGENT_SMP_HDR_SIZE,
+			       rsp_len - AGENT_SMP_HDR_SIZE, 1, NULL, 0);
+	return rsp_find_in(dec, key) ? dec : NULL;
+}
+
+static bool rsp_has(const char *key)
+{
+	return rsp_len > AGENT_SMP_HDR_SIZE && rsp_at(key) != NULL;
+}
+
+static uint32_t rsp_uint(const char *key)
+{
+	uint32_t v = 0;
+	zcbor_state_t *zs = rsp_at(key);
+
+	assert_non_null(zs);
+	assert_true(zcbor_uint32_decode(zs, &v));
+	return v;
+}
+
+static const char *rsp_str(const char *key)
+{
+	static char out[AGENT_MGMT_BUF_SIZE];
+	struct zcbor_string s;
+	zcbor_state_t *zs = rsp_at(key);
+
+	assert_non_null(zs);
+	assert_true(zcbor_tstr_decode(zs, &s));
+	memcpy(out, s.value, s.len);
+	out[s.len] = '\0';
+	return out;
+}
+
+/* The group error's rc, or -1 for a response without "err". */
+static int rsp_err(void)
+{
+	zcbor_state_t *zs;
+	uint32_t group = 0;
+	uint32_t rc = 0;
+
+	if (!rsp_has("err")) {
+		return -1;
+	}
+	zs = rsp_at("err");
+	assert_true(zcbor_map_start_decode(zs));
+	for (int i = 0; i < 2; i++) {
+		struct zcbor_string k;
+
+		assert_true(zcbor_tstr_decode(zs, &k));
+		assert_true(zcbor_uint32_decode(zs, k.len == 5 ? &group : &rc));
+	}
+	assert_int_equal(group, AGENT_MGMT_GROUP_ID);
+	assert_true(rsp_has("reason"));
+	return (int)rc;
+}
+
+/* MCUmgr's own {"rc": N}. */
+static int rsp_rc(void)
+{
+	return (int)rsp_uint("rc");
+}
+
+/* Entries of the list under @p key; the text member @p field of entry @p index into @p out. */
+static size_t rsp_list(const char *key, const char *field, size_t index, char *out, size_t len)
+{
+	zcbor_state_t *zs = rsp_at(key);
+	size_t count = 0;
+
+	assert_non_null(zs);
+	assert_true(zcbor_list_start_decode(zs));
+	while (!zcbor_array_at_end(zs)) {
+		if (count == index && field != NULL) {
+			assert_true(zcbor_map_start_decode(zs));
+			while (!zcbor_array_at_end(zs)) {
+				struct zcbor_string k;
+				struct zcbor_string v;
+
+				assert_true(zcbor_tstr_decode(zs, &k));
+				if (k.len == strlen(field) && memcmp(k.value, field, k.len) == 0 &&
+				    zcbor_tstr_decode(zs, &v)) {
+					snprintf(out, len, "%.*s", (int)v.len, v.value);
+				} else {
+					assert_true(zcbor_any_skip(zs, NULL));
+				}
+			}
+			assert_true(zcbor_map_end_decode(zs));
+		} else {
+			assert_true(zcbor_any_skip(zs, NULL));
+		}
+		count++;
+	}
+	return count;
+}
+
+/* ---- fixtures ------------------------------------------------------------------------------ */
+
+static int group_setup(void **state)
+{
+	(void)state;
+	if (flash_fixture_setup("test_mgmt") != 0) {
+		return -1;
+	}
+	(void)agent_init();
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	return flash_fixture_teardown();
+}
+
+/* Each test starts with the defaults and no conversations. */
+static int setup(void **state)
+{
+	(void)state;
+	posix_fs_fail_after(-1);
+	assert_int_equal(agent_config_forget(agent_cmd_config()), 0);
+	for (uint8_t slot = 1; slot <= CONV_SLOTS_MAX; slot++) {
+		(void)conv_store_delete(slot);
+	}
+	assert_int_equal(conv_store_init(), 0);
+	return 0;
+}
+
+/* ---- config -------------------------------------------------------------------------------- */
+
+static void config_write(const char *name, const char *value)
+{
+	REQ_BEGIN(zs);
+	put_s(zs, "name", name);
+	put_s(zs, "value", value);
+	send_enc(AGENT_SMP_OP_WRITE, AGENT_MGMT_CMD_CONFIG, zs);
+}
+
+static void test_config_read_all(void **state)
+{
+	(void)state;
+	send_empty(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_CONFIG);
+	assert_int_equal(rsp_err(), -1);
+	assert_string_equal(rsp_str("endpoint"), "");
+	assert_string_equal(rsp_str("key"), "not set");
+	assert_string_equal(rsp_str("reasoning"), "medium");
+	assert_string_equal(rsp_str("tools"), "confirm");
+	assert_int_equal(rsp_uint("max-tools"), 16);
+	assert_string_equal(rsp_str("user"), "user");
+	assert_string_equal(rsp_str("protocol"), "none");
+	assert_true(rsp_has("model"));
+	/* An empty body reads as {}. */
+	assert_true(send_raw(AGENT_SMP_OP_READ, AGENT_MGMT_GROUP_ID, AGENT_MGMT_CMD_CONFIG, 0) > 0);
+	assert_string_equal(rsp_str("key"), "not set");
+}
+
+static void test_config_write_every_name(void **state)
+{
+	static const char *const pairs[][3] = {
+		{"endpoint", "https://api.example.com/v1/responses", NULL},
+		{"model", "gpt-test", NULL},
+		{"reasoning", "high", NULL},
+		{"tools", "read-only", NULL},
+		{"max-tools", "07", "7"},
+		{"user", "ada", NULL},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		const char *canonical = pairs[i][2] != NULL ? pairs[i][2] : pairs[i][1];
+
+		config_write(pairs[i][0], pairs[i][1]);
+		assert_int_equal(rsp_err(), -1);
+		assert_string_equal(rsp_str("name"), pairs[i][0]);
+		assert_string_equal(rsp_str("value"), canonical);
+
+		REQ_BEGIN(zs);
+		put_s(zs, "name", pairs[i][0]);
+		send_enc(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_CONFIG, zs);
+		assert_string_equal(rsp_str("value"), canonical);
+	}
+	send_empty(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_CONFIG);
+	assert_string_equal(rsp_str("protocol"), "responses");
+	/* Stored: a reload sees them. */
+	struct agent_config cfg;
+
+	assert_int_equal(agent_config_load(&cfg), 0);
+	assert_string_equal(cfg.model, "gpt-test");
+	assert_int_equal(cfg.max_tools, 7);
+}
+
+/* Every refusal carries the shell's own message; nothing is stored. */
+static void test_config_refusals_are_the_shells(void **state)
+{
+	static const char *const bad[][2] = {
+		{"endpoint", "ftp://example.com/v1/chat/completions"},
+		{"endpoint", "https://user:pw@example.com/v1/chat/completions"},
+		{"model", ""},
+		{"reasoning", "extreme"},
+		{"tools", "all"},
+		{"max-tools", "0"},
+		{"max-tools", "33"},
+		{"user", "a b"},
+	};
+	struct agent_config before = *agent_cmd_config();
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct agent_config scratch = before;
+		const char *why = NULL;
+		char expected[AGENT_MGMT_REASON_MAX];
+
+		assert_int_equal(agent_config_set(&scratch, bad[i][0], bad[i][1], &why), -EINVAL);
+		snprintf(expected, sizeof(expected), "%s; nothing changed", why);
+		config_write(bad[i][0], bad[i][1]);
+		assert_int_equal(rsp_err(), AGENT_MGMT_RC_EINVAL);
+		assert_string_equal(rsp_str("reason"), expected);
+	}
+	assert_memory_equal(agent_cmd_config(), &before, sizeof(before));
+}
+
+static void test_config_too_long_is_refused_by_the_validator(void **state)
+{
+	char value[CONFIG_AGENT_ENDPOINT_MAX_LEN + 40];
+
+	(void)state;
+	memset(value, 'a', sizeof(value) - 1);
+	value[sizeof(value) - 1] = '\0';
+	memcpy(value, "https://x.example/", 18);
+	config_write("endpoint", value);
+	assert_int_equal(rsp_err(), AGENT_MGMT_RC_EINVAL);
+	assert_non_null(strstr(rsp_str("reason"), "too long"));
+	memset(value, 'm', CONFIG_AGENT_MODEL_MAX_LEN + 1);
+	value[CONFIG_AGENT_MODEL_MAX_LEN + 1] = '\0';
+	config_write("model", value);
+	assert_int_equal(rsp_err(), AGENT_MGMT_RC_EINVAL);
+	value[CONFIG_AGENT_MODEL_MAX_LEN] = '\0';
+	config_write("model", value);
+	assert_int_equal(rsp_err(), -1);
+}
+
+static void test_config_unknown_name_and_fields(void **state)
+{
+	(void)state;
+	config_write("colour", "blue");
+	assert_int_equal(rsp_err(), AGENT_MGMT_RC_EUNKNOWN);
+	assert_string_equal(rsp_str("reason"), "unknown setting 'colour'");
+	{
+		REQ_BEGIN(zs);
+		put_s(zs, "name", "colour");
+		send_enc(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_CONFIG, zs);
+		assert_int_equal(rsp_err(), AGENT_MGMT_RC_EUNKNOWN);
+	}
+	{
+		REQ_BEGIN(zs);
+		put_s(zs, "name", "model");
+		put_s(zs, "colour", "x");
+		send_enc(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_CONFIG, zs);
+		assert_int_equal(rsp_err(), AGENT_MGMT_RC_EUNKNOWN);
+		assert_string_equal(rsp_str("reason"), "unknown field 'colour'");
+	}
+	/* Fields of commands that take none. */
+	for (uint8_t cmd = AGENT_MGMT_CMD_STATUS; cmd <= AGENT_MGMT_CMD_FORGET; cmd++) {
+		REQ_BEGIN(zs);
+		put_u(zs, "x", 1);
+		send_enc(cmd == AGENT_MGMT_CMD_STATUS ? AGENT_SMP_OP_READ : AGENT_SMP_OP_WRITE, cmd,
+			 zs);
+		assert_int_equal(rsp_err(), AGENT_MGMT_RC_EUNKNOWN);
+	}
+}
+
+static void test_config_missing_and_mistyped_fields(void **state)
+{
+	(void)state;
+	{
+		REQ_BEGIN(zs);
+		put_s(zs, "value", "x");
+		send_enc(AGENT_SMP_OP_WRITE, AGENT_MGMT_CMD_CONFIG, zs);
+		assert_int_equal(rsp_err(), AGENT_MGMT_RC_EINVAL);
+		assert_string_equal(rsp_str("reason"), "name is missing");
+	}
+	{
+		REQ_BEGIN(zs);
+		put_s(zs, "name", "model");
+		send_enc(AGENT_SMP_OP_WRITE, AGENT_MGMT_CMD_CONFIG, zs);
+		assert_int_equal(rsp_err(), AGENT_MGMT_RC_EINVAL);
+		assert_string_equal(rsp_str("reason"), "value is missing");
+	}
+	{
+		REQ_BEGIN(zs);
+		put_s(zs, "name", "model");
+		put_u(zs, "value", 5);
+		send_enc(AGENT_SMP_OP_WRITE, AGENT_MGMT_CMD_CONFIG, zs);
+		assert_int_equal(rsp_err(), AGENT_MGMT_RC_EINVAL);
+		assert_string_equal(rsp_str("reason"), "value must be a text string");
+	}
+	{
+		REQ_BEGIN(zs);
+		put_s(zs, "name", "model");
+		put_s(zs, "name", "user");
+		send_enc(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_CONFIG, zs);
+		assert_int_equal(rsp_err(), AGENT_MGMT_RC_EINVAL);
+		assert_string_equal(rsp_str("reason"), "field 'name' appears twice");
+	}
+	{
+		REQ_BEGIN(zs);
+		put_s(zs, "name", "model");
+		assert_true(zcbor_tstr_put_lit(zs, "clear"));
+		assert_true(zcbor_bool_put(zs, true));
+		send_enc(AGENT_SMP_OP_WRITE, AGENT_MGMT_CMD_CONFIG, zs);
+		assert_int_equal(rsp_err(), AGENT_MGMT_RC_EINVAL);
+		assert_string_equal(rsp_str("reason"), "clear is accepted only for key");
+	}
+	{
+		REQ_BEGIN(zs);
+		put_s(zs, "name", "key");
+		put_s(zs, "value", SECRET);
+		assert_true(zcbor_tstr_put_lit(zs, "clear"));
+		assert_true(zcbor_bool_put(zs, true));
+		send_enc(AGENT_SMP_OP_WRITE, AGENT_MGMT_CMD_CONFIG, zs);
+		assert_int_equal(rsp_err(), AGENT_MGMT_RC_EINVAL);
+	}
+	{
+		/* A NUL inside a text value. */
+		REQ_BEGIN(zs);
+		put_s(zs, "name", "model");
+		assert_true(zcbor_tstr_put_lit(zs, "value"));
+		assert_true(zcbor_tstr_encode_ptr(zs, "a\0b", 3));
+		send_enc(AGENT_SMP_OP_WRITE, AGENT_MGMT_CMD_CONFIG, zs);
+		assert_int_equal(rsp_err(), AGENT_MGMT_RC_EINVAL);
+	}
+	{
+		/* A key that is not text. */
+		REQ_BEGIN(zs);
+		assert_true(zcbor_uint32_put(zs, 1));
+		assert_true(zcbor_uint32_put(zs, 2));
+		send_enc(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_CONFIG, zs);
+		assert_int_equal(rsp_err(), AGENT_MGMT_RC_EINVAL);
+	}
+}
+
+/* The key: set, cleared, shown only as "set"/"not set", never in any response. */
+static void test_key_is_write_only(void **state)
+{
+	char key[CONFIG_AGENT_KEY_MAX_LEN + 2];
+
+	(void)state;
+	config_write("key", SECRET);
+	assert_int_equal(rsp_err(), -1);
+	assert_string_equal(rsp_str("value"), "set");
+	{
+		REQ_BEGIN(zs);
+		put_s(zs, "name", "key");
+		send_enc(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_CONFIG, zs);
+		assert_string_equal(rsp_str("value"), "set");
+	}
+	assert_int_equal(agent_config_key_get(key, sizeof(key)), (int)strlen(SECRET));
+	/* Every read command, every page: assert_no_secret() scans each response. */
+	for (uint8_t cmd = 0; cmd < AGENT_MGMT_CMD_COUNT; cmd++) {
+		if (agent_mgmt_has_handler(cmd, false)) {
+			send_empty(AGENT_SMP_OP_READ, cmd);
+		}
+	}
+	/* A refused key: the shell's message, and not the key. */
+	config_write("key", "sk-very-secret with space");
+	assert_int_equal(rsp_err(), AGENT_MGMT_RC_EINVAL);
+	assert_non_null(strstr(rsp_str("reason"), "key unchanged"));
+	assert_int_equal(agent_config_key_get(key, sizeof(key)), (int)strlen(SECRET));
+	{
+		REQ_BEGIN(zs);
+		put_s(zs, "name", "key");
+		assert_true(zcbor_tstr_put_lit(zs, "clear"));
+		assert_true(zcbor_bool_put(zs, true));
+		send_enc(AGENT_SMP_OP_WRITE, AGENT_MGMT_CMD_CONFIG, zs);
+		assert_int_equal(rsp_err(), -1);
+		assert_string_equal(rsp_str("value"), "not set");
+	}
+	assert_int_equal(agent_config_key_get(key, sizeof(key)), -ENOENT);
+	{
+		REQ_BEGIN(zs);
+		put_s(zs, "name", "key");
+		assert_true(zcbor_tstr_put_lit(zs, "clear"));
+		assert_true(zcbor_bool_put(zs, false));
+		send_enc(AGENT_SMP_OP_WRITE, AGENT_MGMT_CMD_CONFIG, zs);
+		assert_int_equal(rsp_err(), AGENT_MGMT_RC_EINVAL);
+		assert_string_equal(rsp_str("reason"), "clear must be true");
+	}
+}
+
+static void test_settings_failure_is_eio(void **state)
+{
+	(void)state;
+	posix_fs_fail_after(0);
+	config_write("model", "other");
+	posix_fs_fail_after(-1);
+	assert_int_equal(rsp_err(), AGENT_MGMT_RC_EIO);
+	assert_non_null(strstr(rsp_str("reason"), "(error "));
+	posix_fs_fail_after(0);
+	send_empty(AGENT_SMP_OP_WRITE, AGENT_MGMT_CMD_FORGET);
+	posix_fs_fail_after(-1);
+	assert_int_equal(rsp_err(), AGENT_MGMT_RC_EIO);
+}
+
+/* ---- status, forget -------------------------------------------------------------------------- */
+
+static void test_status(void **state)
+{
+	char name[32] = "";
+
+	(void)state;
+	config_write("key", SECRET);
+	send_empty(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_STATUS);
+	assert_int_equal(rsp_err(), -1);
+	assert_string_equal(rsp_str("version"), "0.1.0");
+	assert_string_equal(rsp_str("board"), agent_board_name());
+	assert_string_equal(rsp_str("key"), "set");
+	assert_true(rsp_has("tool_calls"));
+	assert_true(rsp_list("pools", "name", 0, name, sizeof(name)) >= 1);
+	assert_true(name[0] != '\0');
+}
+
+static void test_forget(void **state)
+{
+	char key[CONFIG_AGENT_KEY_MAX_LEN + 2];
+
+	(void)state;
+	config_write("key", SECRET);
+	config_write("model", "m1");
+	send_empty(AGENT_SMP_OP_WRITE, AGENT_MGMT_CMD_FORGET);
+	assert_int_equal(rsp_err(), -1);
+	assert_false(rsp_has("rc"));
+	assert_int_equal(agent_config_key_get(key, sizeof(key)), -ENOENT);
+	assert_string_equal(agent_cmd_config()->model, "");
+}
+
+/* ---- conversations, export, delete ----------------------------------------------------------- */
+
+static void test_conversations_list_and_paging(void **state)
+{
+	char title[80];
+
+	(void)state;
+	assert_int_equal(new_conversation("first", 1, 40, 1), 1);
+	assert_int_equal(new_conversation("second", 2, 40, 2), 2);
+	send_empty(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_CONVERSATIONS);
+	assert_int_equal(rsp_err(), -1);
+	assert_string_equal(rsp_str("dir"), CONV_DIR_LFS);
+	assert_int_equal(rsp_uint("slots"), CONFIG_AGENT_CONV_FLASH_SLOTS);
+	assert_int_equal(rsp_list("list", "title", 1, title, sizeof(title)), 2);
+	assert_string_equal(title, "second");
+	assert_int_equal(rsp_uint("next"), CONFIG_AGENT_CONV_FLASH_SLOTS);
+	{
+		REQ_BEGIN(zs);
+		put_u(zs, "off", 1);
+		send_enc(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_CONVERSATIONS, zs);
+		assert_int_equal(rsp_list("list", "title", 0, title, sizeof(title)), 1);
+		assert_string_equal(title, "second");
+	}
+	{
+		REQ_BEGIN(zs);
+		put_u(zs, "off", CONFIG_AGENT_CONV_FLASH_SLOTS + 1);
+		send_enc(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_CONVERSATIONS, zs);
+		assert_int_equal(rsp_err(), AGENT_MGMT_RC_ERANGE);
+	}
+}
+
+/* Export pages reassemble to the stored file, byte for byte. */
+static void test_export_pages_reassemble_the_file(void **state)
+{
+	static uint8_t file[60000];
+	static uint8_t got[60000];
+	struct agent_file *f;
+	uint32_t total = 0;
+	uint32_t off = 0;
+	int pages = 0;
+	int n;
+
+	(void)state;
+	assert_int_equal(new_conversation("long", 3, 700, 3), 1);
+	assert_int_equal(agent_fs_open(&f, CONV_DIR_LFS "/conv1.bin", AGENT_FS_O_READ), 0);
+	n = agent_fs_read(f, file, sizeof(file));
+	assert_true(n > 3 * (int)AGENT_MGMT_EXPORT_CHUNK);
+	assert_int_equal(agent_fs_close(f), 0);
+	do {
+		REQ_BEGIN(zs);
+		put_u(zs, "slot", 1);
+		put_u(zs, "off", off);
+		send_enc(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_EXPORT, zs);
+		assert_int_equal(rsp_err(), -1);
+		assert_int_equal(rsp_uint("off"), off);
+		assert_int_equal(rsp_uint("slot"), 1);
+		total = rsp_uint("len");
+		assert_int_equal(total, (uint32_t)n);
+
+		zcbor_state_t *zd = rsp_at("data");
+		struct zcbor_string data;
+
+		assert_non_null(zd);
+		assert_true(zcbor_bstr_decode(zd, &data));
+		assert_true(data.len > 0 && data.len <= AGENT_MGMT_EXPORT_CHUNK);
+		assert_true(rsp_len <= AGENT_MGMT_BUF_SIZE);
+		memcpy(got + off, data.value, data.len);
+		off += (uint32_t)data.len;
+		pages++;
+	} while (off < total);
+	assert_memory_equal(got, file, (size_t)n);
+	assert_true(pages >= n / (int)AGENT_MGMT_EXPORT_CHUNK);
+	/* At the end: no data; past it: ERANGE. */
+	{
+		REQ_BEGIN(zs);
+		put_u(zs, "slot", 1);
+		put_u(zs, "off", total);
+		send_enc(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_EXPORT, zs);
+		assert_int_equal(rsp_err(), -1);
+	}
+	{
+		REQ_BEGIN(zs);
+		put_u(zs, "slot", 1);
+		put_u(zs, "off", total + 1);
+		send_enc(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_EXPORT, zs);
+		assert_int_equal(rsp_err(), AGENT_MGMT_RC_ERANGE);
+	}
+}
+
+static void test_export_and_delete_errors(void **state)
+{
+	static const uint32_t bad_slots[] = {0, CONFIG_AGENT_CONV_FLASH_SLOTS + 1, 0xffffffffu};
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++) {
+		REQ_BEGIN(zs);
+		put_u(zs, "slot", bad_slots[i]);
+		put_u(zs, "off", 0);
+		send_enc(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_EXPORT, zs);
+		assert_int_equal(rsp_err(), AGENT_MGMT_RC_ERANGE);
+		assert_string_equal(rsp_str("reason"), "slot must be a number from 1 to 3");
+	}
+	{
+		REQ_BEGIN(zs);
+		put_u(zs, "slot", 2);
+		put_u(zs, "off", 0);
+		send_enc(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_EXPORT, zs);
+		assert_int_equal(rsp_err(), AGENT_MGMT_RC_ENOENT);
+		assert_string_equal(rsp_str("reason"), "slot 2 holds no conversation");
+	}
+	{
+		REQ_BEGIN(zs);
+		put_u(zs, "slot", 2);
+		send_enc(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_EXPORT, zs);
+		assert_int_equal(rsp_err(), AGENT_MGMT_RC_EINVAL);
+		assert_string_equal(rsp_str("reason"), "off is missing");
+	}
+	{
+		REQ_BEGIN(zs);
+		put_s(zs, "slot", "1");
+		send_enc(AGENT_SMP_OP_WRITE, AGENT_MGMT_CMD_DELETE, zs);
+		assert_int_equal(rsp_err(), AGENT_MGMT_RC_EINVAL);
+		assert_string_equal(rsp_str("reason"), "slot must be an unsigned integer");
+	}
+	{
+		REQ_BEGIN(zs);
+		put_u(zs, "slot", 3);
+		send_enc(AGENT_SMP_OP_WRITE, AGENT_MGMT_CMD_DELETE, zs);
+		assert_int_equal(rsp_err(), AGENT_MGMT_RC_ENOENT);
+	}
+	/* A delete that the file system refuses. */
+	assert_int_equal(new_conversation("x", 1, 20, 5), 1);
+	posix_fs_fail_after(0);
+	{
+		REQ_BEGIN(zs);
+		put_u(zs, "slot", 1);
+		send_enc(AGENT_SMP_OP_WRITE, AGENT_MGMT_CMD_DELETE, zs);
+	}
+	posix_fs_fail_after(-1);
+	assert_int_equal(rsp_err(), AGENT_MGMT_RC_EIO);
+	{
+		REQ_BEGIN(zs);
+		put_u(zs, "slot", 1);
+		send_enc(AGENT_SMP_OP_WRITE, AGENT_MGMT_CMD_DELETE, zs);
+		assert_int_equal(rsp_err(), -1);
+		assert_int_equal(rsp_uint("slot"), 1);
+	}
+	struct conv_summary s;
+
+	assert_int_equal(conv_store_summary(1, &s), -ENOENT);
+}
+
+/* Without a file system the conversation commands answer ENODEV. */
+static void test_no_storage_is_enodev(void **state)
+{
+	(void)state;
+	assert_int_equal(posix_flash_unmount(), 0);
+	assert_true(conv_store_init() != 0);
+	send_empty(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_CONVERSATIONS);
+	assert_int_equal(rsp_err(), AGENT_MGMT_RC_ENODEV);
+	{
+		REQ_BEGIN(zs);
+		put_u(zs, "slot", 1);
+		put_u(zs, "off", 0);
+		send_enc(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_EXPORT, zs);
+		assert_int_equal(rsp_err(), AGENT_MGMT_RC_ENODEV);
+	}
+	{
+		REQ_BEGIN(zs);
+		put_u(zs, "slot", 1);
+		send_enc(AGENT_SMP_OP_WRITE, AGENT_MGMT_CMD_DELETE, zs);
+		assert_int_equal(rsp_err(), AGENT_MGMT_RC_ENODEV);
+	}
+	assert_int_equal(posix_flash_mount(image_path, IMAGE_BYTES, false), 0);
+	assert_int_equal(conv_store_init(), 0);
+}
+
+/* ---- tools --------------------------------------------------------------------------------- */
+
+static void test_tools_paging(void **state)
+{
+	size_t total = tool_registry_count();
+	uint32_t off = 0;
+	int pages = 0;
+
+	(void)state;
+	while (off < total) {
+		char name[64] = "";
+		size_t count;
+
+		REQ_BEGIN(zs);
+		put_u(zs, "off", off);
+		send_enc(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_TOOLS, zs);
+		assert_int_equal(rsp_err(), -1);
+		assert_int_equal(rsp_uint("total"), total);
+		assert_int_equal(rsp_uint("off"), off);
+		assert_string_equal(rsp_str("policy"), "confirm");
+		count = rsp_list("tools", "name", 0, name, sizeof(name));
+		assert_true(count >= 1);
+		assert_string_equal(name, tool_registry_get(off)->name);
+		off += (uint32_t)count;
+		pages++;
+	}
+	assert_int_equal(off, total);
+	assert_int_equal(pages, 1); /* the compiled-in table fits one 2 KiB response */
+	{
+		REQ_BEGIN(zs);
+		put_u(zs, "off", (uint32_t)total);
+		send_enc(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_TOOLS, zs);
+		assert_int_equal(rsp_err(), -1);
+		assert_int_equal(rsp_list("tools", NULL, 0, NULL, 0), 0);
+	}
+	{
+		REQ_BEGIN(zs);
+		put_u(zs, "off", (uint32_t)total + 1);
+		send_enc(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_TOOLS, zs);
+		assert_int_equal(rsp_err(), AGENT_MGMT_RC_ERANGE);
+	}
+}
+
+/* A small response buffer pages the tool table: every tool exactly once, in order. */
+static void test_tools_paging_in_a_small_buffer(void **state)
+{
+	static uint8_t small[300];
+	size_t total = tool_registry_count();
+	uint32_t off = 0;
+	int pages = 0;
+
+	(void)state;
+	while (off < total) {
+		REQ_BEGIN(zs);
+		put_u(zs, "off", off);
+		assert_true(zcbor_map_end_encode(zs, 8));
+		size_t body = (size_t)(zs->payload_mut - (req_buf + AGENT_SMP_HDR_SIZE));
+
+		header(AGENT_SMP_OP_READ, AGENT_MGMT_GROUP_ID, AGENT_MGMT_CMD_TOOLS, body);
+		int n = agent_mgmt_handle(req_buf, AGENT_SMP_HDR_SIZE + body, small, sizeof(small));
+
+		assert_true(n > 0 && (size_t)n <= sizeof(small));
+		memcpy(rsp_buf, small, (size_t)n);
+		rsp_len = (size_t)n;
+		for (size_t i = 0;; i++) {
+			char name[64] = "";
+			size_t count = rsp_list("tools", "name", i, name, sizeof(name));
+
+			if (i >= count) {
+				assert_true(count >= 1);
+				off += (uint32_t)count;
+				break;
+			}
+			assert_string_equal(name, tool_registry_get(off + i)->name);
+		}
+		pages++;
+	}
+	assert_int_equal(off, total);
+	assert_true(pages > 1);
+}
+
+/* ---- the SMP layer ------------------------------------------------------------------------- */
+
+static void test_unknown_commands_ops_and_groups(void **state)
+{
+	(void)state;
+	/* status has no write handler; command 7 none at all: MCUmgr's ENOTSUP. */
+	send_empty(AGENT_SMP_OP_WRITE, AGENT_MGMT_CMD_STATUS);
+	assert_int_equal(rsp_rc(), AGENT_MGMT_ERR_ENOTSUP);
+	send_empty(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_COUNT);
+	assert_int_equal(rsp_rc(), AGENT_MGMT_ERR_ENOTSUP);
+	req_buf[AGENT_SMP_HDR_SIZE] = 0xa0;
+	assert_true(send_raw(AGENT_SMP_OP_READ, 65, 0, 1) > 0);
+	assert_int_equal(rsp_rc(), AGENT_MGMT_ERR_ENOTSUP);
+	/* MCUmgr parameters of the OS group, for clients that size their requests. */
+	assert_true(send_raw(AGENT_SMP_OP_READ, AGENT_SMP_GROUP_OS, AGENT_SMP_OS_MCUMGR_PARAMS, 1) >
+		    0);
+	assert_int_equal(rsp_uint("buf_size"), AGENT_MGMT_BUF_SIZE);
+	/* A response op is not answered; a short packet neither; a truncated body ECORRUPT. */
+	header(AGENT_SMP_OP_READ_RSP, AGENT_MGMT_GROUP_ID, 0, 1);
+	assert_true(agent_mgmt_handle(req_buf, 9, rsp_buf, sizeof(rsp_buf)) < 0);
+	assert_true(agent_mgmt_handle(req_buf, 7, rsp_buf, sizeof(rsp_buf)) < 0);
+	header(AGENT_SMP_OP_READ, AGENT_MGMT_GROUP_ID, 0, 20);
+	assert_true(agent_mgmt_handle(req_buf, 12, rsp_buf, sizeof(rsp_buf)) > 0);
+	rsp_len = AGENT_SMP_HDR_SIZE + ((rsp_buf[2] << 8) | rsp_buf[3]);
+	assert_int_equal(rsp_rc(), AGENT_MGMT_ERR_ECORRUPT);
+}
+
+static void test_malformed_cbor(void **state)
+{
+	static const struct {
+		uint8_t bytes[8];
+		size_t len;
+	} bodies[] = {
+		{{0xa1, 0x64, 'n', 'a'}, 4},	       /* text cut short */
+		{{0xa1}, 1},			       /* map without its pair */
+		{{0xa2, 0x64, 'n', 'a', 'm', 'e'}, 6}, /* key without value */
+		{{0x83, 1, 2, 3}, 4},		       /* a list, not a map */
+		{{0x1c}, 1},			       /* reserved additional info */
+		{{0xff}, 1},			       /* a lone break */
+		{{0x64, 'n', 'a', 'm', 'e'}, 5},       /* a text string, not a map */
+		{{0xbf, 0x64, 'n', 'a', 'm', 'e'}, 6}, /* indefinite map, cut */
+		{{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x7f}, 7}, /* indefinite text */
+		{{0xa1, 0x61, 'x', 0x9f, 0x9f, 0x9f}, 6},    /* lists never closed */
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		for (uint8_t cmd = 0; cmd < AGENT_MGMT_CMD_COUNT; cmd++) {
+			bool write = !agent_mgmt_has_handler(cmd, false);
+
+			memcpy(req_buf + AGENT_SMP_HDR_SIZE, bodies[i].bytes, bodies[i].len);
+			assert_true(send_raw(write ? AGENT_SMP_OP_WRITE : AGENT_SMP_OP_READ,
+					     AGENT_MGMT_GROUP_ID, cmd, bodies[i].len) > 0);
+			assert_false(rsp_has("err"));
+			assert_int_equal(rsp_rc(), AGENT_MGMT_ERR_EINVAL);
+		}
+	}
+	/* An indefinite-length map that is complete is fine. */
+	static const uint8_t indefinite[] = {0xbf, 0x64, 'n', 'a', 'm', 'e', 0x64,
+					     'u',  's',	 'e', 'r', 0xff};
+
+	/* Nesting deeper than the checker's bound, even where complete, is malformed. */
+	uint8_t *deep = req_buf + AGENT_SMP_HDR_SIZE;
+
+	deep[0] = 0xa1;
+	deep[1] = 0x61;
+	deep[2] = 'x';
+	memset(deep + 3, 0x81, 1000);
+	deep[1003] = 0x00;
+	assert_true(send_raw(AGENT_SMP_OP_READ, AGENT_MGMT_GROUP_ID, AGENT_MGMT_CMD_STATUS, 1004) >
+		    0);
+	assert_int_equal(rsp_rc(), AGENT_MGMT_ERR_EINVAL);
+	memcpy(req_buf + AGENT_SMP_HDR_SIZE, indefinite, sizeof(indefinite));
+	assert_true(send_raw(AGENT_SMP_OP_READ, AGENT_MGMT_GROUP_ID, 0, sizeof(indefinite)) > 0);
+	assert_string_equal(rsp_str("value"), "user");
+}
+
+/* A request as large as the buffer still gets its refusal; a response that cannot fit is
+ * MCUmgr's EMSGSIZE. */
+static void test_oversized(void **state)
+{
+	static char big[AGENT_MGMT_BUF_SIZE];
+
+	(void)state;
+	memset(big, 'x', sizeof(big) - 100);
+	big[sizeof(big) - 100] = '\0';
+	config_write("model", big);
+	assert_int_equal(rsp_err(), AGENT_MGMT_RC_EINVAL);
+	assert_non_null(strstr(rsp_str("reason"), "too long"));
+	/* Status into a buffer too small for it. */
+	req_buf[AGENT_SMP_HDR_SIZE] = 0xa0;
+	header(AGENT_SMP_OP_READ, AGENT_MGMT_GROUP_ID, AGENT_MGMT_CMD_STATUS, 1);
+	int n = agent_mgmt_handle(req_buf, AGENT_SMP_HDR_SIZE + 1, rsp_buf, 64);
+
+	assert_true(n > 0 && n <= 64);
+	rsp_len = (size_t)n;
+	assert_int_equal(rsp_rc(), AGENT_MGMT_ERR_EMSGSIZE);
+}
+
+/* ---- serial framing -------------------------------------------------------------------------- */
+
+static struct mgmt_serial_rx rx;
+static uint8_t wire[MGMT_SERIAL_ENCODED_MAX(AGENT_MGMT_BUF_SIZE) + 64];
+
+/* Feed @p len bytes; the shell's bytes go to @p shell. Returns the packets completed. */
+static int feed(const uint8_t *data, size_t len, uint8_t *shell, size_t *shell_len,
+		uint8_t *pkt, size_t *pkt_len)
+{
+	int packets = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		uint8_t out[2];
+		size_t k = mgmt_serial_rx_byte(&rx, data[i], out);
+
+		memcpy(shell + *shell_len, out, k);
+		*shell_len += k;
+		if (rx.ready) {
+			size_t n;
+			const uint8_t *p = mgmt_serial_rx_packet(&rx, &n);
+
+			memcpy(pkt, p, n);
+			*pkt_len = n;
+			mgmt_serial_rx_done(&rx);
+			packets++;
+		}
+	}
+	return packets;
+}
+
+static void test_serial_known_vector(void **state)
+{
+	/* smp's documented example: b"Hello, world!" frames as "AA9IZWxsbywgd29ybGQhet4=". */
+	static const char expected[] = "\x06\x09" "AA9IZWxsbywgd29ybGQhet4=\n";
+	int n = mgmt_serial_encode((const uint8_t *)"Hello, world!", 13, wire, sizeof(wire));
+
+	(void)state;
+	assert_int_equal(n, (int)strlen(expected));
+	assert_memory_equal(wire, expected, (size_t)n);
+	assert_int_equal(mgmt_serial_crc16((const uint8_t *)"123456789", 9), 0x31c3);
+}
+
+static void test_serial_round_trip_with_shell_bytes_between(void **state)
+{
+	static uint8_t pkt[AGENT_MGMT_BUF_SIZE];
+	static uint8_t got[AGENT_MGMT_BUF_SIZE];
+	static uint8_t stream[sizeof(wire) + 64];
+	static uint8_t shell[sizeof(stream) * 2];
+
+	(void)state;
+	for (size_t len = 1; len <= AGENT_MGMT_BUF_SIZE - 4; len = len * 3 + 1) {
+		size_t s = 0;
+		size_t shell_len = 0;
+		size_t got_len = 0;
+		int n;
+
+		for (size_t i = 0; i < len; i++) {
+			pkt[i] = (uint8_t)(i * 31u + len);
+		}
+		n = mgmt_serial_encode(pkt, len, wire, sizeof(wire));
+		assert_true(n > 0 && (size_t)n <= MGMT_SERIAL_ENCODED_MAX(len));
+		/* Every line at most 127 bytes, each a marker, base64 and '\n'. */
+		for (int i = 0, start = 0; i < n; i++) {
+			if (wire[i] == '\n') {
+				assert_true(i - start + 1 <= (int)MGMT_SERIAL_LINE_MAX);
+				assert_true(wire[start] == 0x06 || wire[start] == 0x04);
+				start = i + 1;
+			}
+		}
+		/* Shell text before, between the lines and after, lone marker bytes included. */
+		memcpy(stream + s, "ag\x06x", 4);
+		s += 4;
+		for (int i = 0; i < n; i++) {
+			stream[s++] = wire[i];
+			if (wire[i] == '\n' && i + 1 < n) {
+				stream[s++] = 'Q';
+			}
+		}
+		memcpy(stream + s, "ent\r", 4);
+		s += 4;
+		mgmt_serial_rx_init(&rx);
+		assert_int_equal(feed(stream, s, shell, &shell_len, got, &got_len), 1);
+		assert_int_equal(got_len, len);
+		assert_memory_equal(got, pkt, len);
+		assert_true(shell_len >= 8);
+		assert_memory_equal(shell, "ag\x06x", 4);
+		assert_memory_equal(shell + shell_len - 4, "ent\r", 4);
+	}
+}
+
+static void test_serial_drops_bad_frames(void **state)
+{
+	static uint8_t got[AGENT_MGMT_BUF_SIZE];
+	uint8_t shell[600];
+	size_t shell_len = 0;
+	size_t got_len = 0;
+	int n;
+
+	(void)state;
+	mgmt_serial_rx_init(&rx);
+	/* A flipped CRC. */
+	n = mgmt_serial_encode((const uint8_t *)"abcdefgh", 8, wire, sizeof(wire));
+	wire[5] = wire[5] == 'A' ? 'B' : 'A';
+	assert_int_equal(feed(wire, (size_t)n, shell, &shell_len, got, &got_len), 0);
+	/* A continuation without a start. */
+	static const uint8_t frag[] = "\x04\x14QUJD\n";
+
+	assert_int_equal(feed(frag, sizeof(frag) - 1, shell, &shell_len, got, &got_len), 0);
+	/* Not base64. */
+	static const uint8_t junk[] = "\x06\x09!!!!\n";
+
+	assert_int_equal(feed(junk, sizeof(junk) - 1, shell, &shell_len, got, &got_len), 0);
+	/* A line longer than 127 bytes. */
+	uint8_t longline[200];
+
+	longline[0] = 0x06;
+	longline[1] = 0x09;
+	memset(longline + 2, 'A', sizeof(longline) - 3);
+	longline[sizeof(longline) - 1] = '\n';
+	assert_int_equal(feed(longline, sizeof(longline), shell, &shell_len, got, &got_len), 0);
+	/* A packet larger than the buffer: announced length too large. */
+	static uint8_t big[AGENT_MGMT_BUF_SIZE + 100];
+	static uint8_t big_wire[MGMT_SERIAL_ENCODED_MAX(sizeof(big))];
+
+	memset(big, 7, sizeof(big));
+	n = mgmt_serial_encode(big, sizeof(big), big_wire, sizeof(big_wire));
+	assert_true(n > 0);
+	assert_int_equal(feed(big_wire, (size_t)n, shell, &shell_len, got, &got_len), 0);
+	assert_int_equal(shell_len, 0);
+	assert_true(rx.dropped >= 4);
+	/* And the next good packet goes through. */
+	n = mgmt_serial_encode((const uint8_t *)"ok", 2, wire, sizeof(wire));
+	assert_int_equal(feed(wire, (size_t)n, shell, &shell_len, got, &got_len), 1);
+	assert_int_equal(got_len, 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_config_read_all, setup),
+		cmocka_unit_test_setup(test_config_write_every_name, setup),
+		cmocka_unit_test_setup(test_config_refusals_are_the_shells, setup),
+		cmocka_unit_test_setup(test_config_too_long_is_refused_by_the_validator, setup),
+		cmocka_unit_test_setup(test_config_unknown_name_and_fields, setup),
+		cmocka_unit_test_setup(test_config_missing_and_mistyped_fields, setup),
+		cmocka_unit_test_setup(test_key_is_write_only, setup),
+		cmocka_unit_test_setup(test_settings_failure_is_eio, setup),
+		cmocka_unit_test_setup(test_status, setup),
+		cmocka_unit_test_setup(test_forget, setup),
+		cmocka_unit_test_setup(test_conversations_list_and_paging, setup),
+		cmocka_unit_test_setup(test_export_pages_reassemble_the_file, setup),
+		cmocka_unit_test_setup(test_export_and_delete_errors, setup),
+		cmocka_unit_test_setup(test_no_storage_is_enodev, setup),
+		cmocka_unit_test_setup(test_tools_paging, setup),
+		cmocka_unit_test_setup(test_tools_paging_in_a_small_buffer, setup),
+		cmocka_unit_test_setup(test_unknown_commands_ops_and_groups, setup),
+		cmocka_unit_test_setup(test_malformed_cbor, setup),
+		cmocka_unit_test_setup(test_oversized, setup),
+		cmocka_unit_test(test_serial_known_vector),
+		cmocka_unit_test(test_serial_round_trip_with_shell_bytes_between),
+		cmocka_unit_test(test_serial_drops_bad_frames),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

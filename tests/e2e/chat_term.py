@@ -192,6 +192,19 @@ class ChatTerm:
     def type(self, data: bytes) -> None:
         self.dev.write(data)
 
+    def page_down_to_end(self, usage: tuple[int, int, int]) -> int:
+        """Press Page Down until the view is at the end; return how many presses it took."""
+        bars = [b"\x1b[7m" + status_text(self.cols, usage, right)[: self.cols - 1].encode()
+                + b"\x1b[0m" for right in (HINT, "")]
+        for presses in range(1, 1000):
+            mark = len(self.dev.transcript)
+            self.dev.write(PAGE_DOWN)
+            which, _ = self.dev.read_until_any(bars, 10.0, start=mark)
+            if which == bars[1]:
+                self.feed()
+                return presses
+        raise AssertionError("Page Down never reached the end")
+
     def send(self, text: str, timeout: float = 30.0) -> None:
         """Type @text and Enter; wait for the request to start and to end."""
         mark = len(self.dev.transcript)

@@ -6,6 +6,8 @@ while paged back, and model output that cannot steer the terminal."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from agent_host.testserver import Script, TestServer
 from agent_host.testserver.dialogue import text_reply, tool_call_reply
@@ -261,3 +263,34 @@ def test_model_output_cannot_steer_the_terminal(sims, api: Api, cols: int, rows:
             assert char.fg == "default" and char.bg == "default", (y, x, term.dump())
     check_status(term, (5, 6, 11))
     assert term.input_line == f"{USER}> ".ljust(cols)
+
+
+@pytest.mark.parametrize(("cols", "rows"), SIZES, ids=SIZE_IDS)
+def test_a_line_longer_than_the_scrollback_keeps_its_wrapping(sims, cols: int, rows: int
+                                                               ) -> None:
+    """An answer line of 10000 bytes (two-byte characters) does not fit the 8 KiB scrollback:
+    its start is dropped, yet paging redraws it wrapped exactly as it was shown live, and
+    never from the middle of a character."""
+    rng = random.Random(5000)  # two-byte, one-column characters, no page like another
+    answer = "".join(chr(rng.randrange(0x100, 0x250)) for _ in range(5000)) + "\nEND"
+    usage = (1, 2, 3)
+    with TestServer(Script([text_reply("chat", answer, usage=usage[:2], pieces=16)])) as srv:
+        term = open_chat(sims, srv, "chat", cols, rows)
+        term.send("long")
+    term.settle(0.1)
+    live = term.transcript
+    assert live[-2:] == ["END", ""] and len(live[0]) == cols, term.dump()
+    views = []
+    while True:
+        term.page(PAGE_UP, usage, HINT)
+        if views and term.transcript == views[-1]:
+            break
+        views.append(term.transcript)
+        assert len(views) < 200
+    top = views[-1]
+    assert all("\ufffd" not in line for view in views for line in view), top
+    # The live rows were cut every `cols` characters from "agent: "; the kept part of the line
+    # starts at one of those cuts.
+    assert all(len(line) == cols for line in top), top
+    assert term.page_down_to_end(usage) == len(views)
+    assert term.transcript == live, term.dump()

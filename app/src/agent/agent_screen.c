@@ -251,12 +251,36 @@ static void draw_transcript(void)
 
 /* ---- The scrollback ----------------------------------------------------------------------- */
 
-/* Make room for @p need bytes by dropping the oldest lines (or a part of one too long). */
+/*
+ * The bytes of the buffer's first row as walk_lines() cuts it: up to the character it puts on
+ * the next row. The buffer always starts at a row's start (a line's, or such a cut), so the
+ * rows of the rest stay where live output put them, and no character is split.
+ */
+static size_t sb_first_row(void)
+{
+	size_t col = 0;
+
+	for (size_t i = 0; i < scr.len; i++) {
+		char c = sb[i];
+
+		if (c == MARK_BOLD || c == MARK_PLAIN || !lead_byte(c)) {
+			continue;
+		}
+		if (col == scr.cols) {
+			return i;
+		}
+		col++;
+	}
+	return scr.len;
+}
+
+/* Make room for @p need bytes by dropping the oldest lines (or the first rows of one too
+ * long). */
 static void sb_make_room(size_t need)
 {
 	while (scr.len + need > SB_SIZE) {
 		const char *nl = memchr(sb, '\n', scr.len);
-		size_t drop = nl != NULL ? (size_t)(nl - sb) + 1 : scr.len / 2 + 1;
+		size_t drop = nl != NULL ? (size_t)(nl - sb) + 1 : sb_first_row();
 
 		if (drop > scr.len) {
 			drop = scr.len;

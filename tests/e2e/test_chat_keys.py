@@ -117,6 +117,8 @@ def test_esc_while_a_request_runs_cancels_it_and_stays(sims, api: Api) -> None:
         mark = len(dut.transcript)
         term.type(b"two\r")
         term.wait(lambda: "agent: Partial answer" in term.transcript, "the partial answer")
+        term.type(b"three\r")  # typing goes on while the request runs; Enter is ignored
+        term.wait(lambda: term.input_line.rstrip() == f"{USER}> three", "the typed text")
         term.type(ESC)
         term.wait(lambda: CANCELLED in term.transcript and term.idle(), "the cancellation")
         term.settle()
@@ -124,8 +126,9 @@ def test_esc_while_a_request_runs_cancels_it_and_stays(sims, api: Api) -> None:
         rows = term.transcript
         between = rows[rows.index("agent: Partial answer") + 1: term.find_row(CANCELLED)]
         assert between in ([], ["error: cancelled"]), term.dump()
-        assert term.input_line.rstrip() == f"{USER}>"
-        term.send("three")
+        assert term.input_line.rstrip() == f"{USER}> three"
+        assert len(srv.requests) == 2
+        term.send("")  # Enter, now that nothing runs, sends what was typed
         reqs = srv.wait_for_requests(3)
         srv.check()
     body = reqs[2].json
@@ -226,3 +229,35 @@ def test_confirmation_inside_the_chat(sims, api: Api, answer: bytes) -> None:
     out = dut.exec_command("agent status")
     executed, denied = (2, 0) if answer == b"y" else (1, 1)
     assert f"tool calls: {executed} executed, {denied} denied, 0 failed" in out
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_esc_at_the_confirmation_cancels_the_request(sims, api: Api) -> None:
+    script = Script([
+        tool_call_reply(api, "tool_search", {"query": "write a text file"}, "call_s",
+                        response_id="resp_s"),
+        tool_call_reply(api, "storage_write", WRITE_ARGS, "call_w", response_id="resp_w"),
+    ])
+    with TestServer(script) as srv:
+        dut = sims.start()
+        configure(dut, srv.url(API_PATH[api]))
+        term = ChatTerm(dut, 80, 24)
+        term.open()
+        term.type(b"save a note\r")
+        term.wait(lambda: term.status.rstrip().endswith("confirm?"), "the confirmation")
+        mark = len(dut.transcript)
+        term.type(ESC)
+        term.wait(lambda: CANCELLED in term.transcript and term.idle(), "the cancellation")
+        term.settle()
+        assert PROMPT not in dut.transcript[mark:]  # still in the chat
+        rows = term.shown_lines()
+        at = max(i for i, line in enumerate(rows) if line.startswith("Allow once? [y/N]"))
+        assert rows[-1] == CANCELLED and not any(
+            line.startswith("[tool] storage_write: done") for line in rows[at:]), term.dump()
+        assert len(srv.wait_for_requests(2)) == 2
+        srv.check()
+    term.leave()
+    assert listed(dut) == []
+    out = dut.exec_command("agent status")
+    assert next(x for x in out if x.startswith("tool calls:")).startswith(
+        "tool calls: 1 executed, 0 denied")  # tool_search ran; the write did not

@@ -383,3 +383,88 @@ def test_48k_conversation_on_sd_restores_with_one_io_block(sims, tmp_path: Path)
     for seen in pools:
         assert seen["conv"] == conv_pool, seen
         assert seen["stream"] == pools[0]["stream"] and seen["request"] == pools[0]["request"]
+
+
+# -- what the replay shows ----------------------------------------------------------------------
+
+
+def test_replay_drops_control_characters_across_pieces(sims) -> None:
+    """The store keeps the answer as the model sent it; the replay, read in pieces of at most
+    512 bytes, shows it as the live chat did: C1 controls dropped even when a piece ends
+    between the two bytes of one (the first piece ends after the 0xc2 of the 171st)."""
+    api: Api = "responses"
+    answer = "x" + "\u009b2" * 600 + "\u001b[2J end"
+    assert answer.encode()[511:513] == b"\xc2\x9b"
+    shown = "x" + "2" * 600 + "[2J end"
+    with TestServer(Script([text_reply(api, answer, response_id="resp_c")])) as srv:
+        dut = sims.start()
+        configure(dut, srv.url(API_PATH[api]))
+        term = ChatTerm(dut, 80, 24)
+        term.open()
+        term.send("controls")
+        term.settle(0.1)
+        live = term.shown_lines()
+        assert live[-len(wrapped([f"agent: {shown}"], 80)):] == wrapped([f"agent: {shown}"], 80)
+        term.leave()
+        term = ChatTerm(dut, 80, 24)
+        term.open("agent resume 1", RESUMED_BANNER)
+        term.settle(0.1)
+        assert term.shown_lines() == wrapped([f"{USER}: controls", f"agent: {shown}",
+                                              RESUMED_BANNER], 80), term.dump()
+        term.leave()
+    assert dut.stop() == 0
+    conv = parse_conversation(read_file(sims.flash, ".agent/conversations/conv1.bin"))
+    assert conv.texts(REC_ASSISTANT) == [answer]
+
+
+def test_damaged_conversation_shows_its_good_part_and_the_backup_returns(sims,
+                                                                         tmp_path: Path) -> None:
+    """A byte flipped in the last answer of a conversation on the SD card: resume shows the
+    records before it and says the rest is damaged; a turn on it is not stored; the next
+    start restores the previous version from its backup."""
+    api: Api = "responses"
+    sd = tmp_path / "sd"
+    script = Script([text_reply(api, "First answer.", response_id="resp_1"),
+                     text_reply(api, "Second answer.", response_id="resp_2"),
+                     text_reply(api, "Third answer.", response_id="resp_3"),
+                     text_reply(api, "Fourth answer.", response_id="resp_4")])
+    with TestServer(script) as srv:
+        dut = sims.start([f"--sd={sd}"])
+        configure(dut, srv.url(API_PATH[api]))
+        converse(ChatTerm(dut, 80, 24), ["one", "two"])
+        folder = sd / ".agent" / "conversations"
+        assert sorted(p.name for p in folder.iterdir()) == ["conv1.bak", "conv1.bin"]
+        data = bytearray((folder / "conv1.bin").read_bytes())
+        at = data.index(b"Second answer.")
+        data[at] ^= 0x20
+        (folder / "conv1.bin").write_bytes(bytes(data))
+        term = ChatTerm(dut, 80, 24)
+        term.open("agent resume 1", RESUMED_BANNER)
+        term.settle(0.1)
+        assert term.shown_lines() == [
+            f"{USER}: one", "agent: First answer.", f"{USER}: two",
+            "agent: the rest of this conversation is damaged and was not shown",
+            RESUMED_BANNER], term.dump()
+        term.send("three")
+        term.settle(0.1)
+        assert term.shown_lines()[-3:] == [
+            f"{USER}: three", "agent: Third answer.",
+            "agent: this turn was not saved: the conversation file is damaged"], term.dump()
+        term.leave()
+        assert (folder / "conv1.bin").read_bytes() == bytes(data)  # never extended
+        dut = sims.restart(dut)
+        assert listed(dut, SD_DIR, 8) == [(1, 1, "one")]
+        assert sorted(p.name for p in folder.iterdir()) == ["conv1.bin"]
+        term = ChatTerm(dut, 80, 24)
+        term.open("agent resume 1", RESUMED_BANNER)
+        term.settle(0.1)
+        assert term.shown_lines() == [f"{USER}: one", "agent: First answer.",
+                                      RESUMED_BANNER], term.dump()
+        term.send("again")
+        term.leave()
+        reqs = srv.wait_for_requests(4)
+        srv.check()
+    body = reqs[3].json
+    assert isinstance(body, dict)
+    assert body["previous_response_id"] == "resp_1"  # the restored version's last turn
+    assert listed(dut, SD_DIR, 8) == [(1, 2, "one")]

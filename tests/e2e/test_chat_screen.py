@@ -294,3 +294,28 @@ def test_a_line_longer_than_the_scrollback_keeps_its_wrapping(sims, cols: int, r
     assert all(len(line) == cols for line in top), top
     assert term.page_down_to_end(usage) == len(views)
     assert term.transcript == live, term.dump()
+
+
+def test_input_is_bounded_to_whole_characters(sims) -> None:
+    """The input holds 1023 bytes: what is typed past that is ignored, and a character that
+    does not fit whole is refused whole, so the message stays valid UTF-8."""
+    script = Script([text_reply("responses", "ok", response_id="r1"),
+                     text_reply("responses", "ok", response_id="r2")])
+    with TestServer(script) as srv:
+        term = open_chat(sims, srv, "responses", 80, 24)
+        term.type(b"a" * 1030)
+        term.settle()
+        term.send("")
+        term.type(("a" * 1022 + "é").encode())
+        term.settle()
+        term.type(b"b")
+        term.wait(lambda: term.input_line.rstrip().endswith("ab"), "the last byte typed")
+        term.send("")
+        reqs = srv.wait_for_requests(2)
+        srv.check()
+    contents = []
+    for req in reqs:
+        body = req.json
+        assert isinstance(body, dict)
+        contents.append(body["input"][0]["content"])
+    assert contents == ["a" * 1023, "a" * 1022 + "b"]

@@ -46,6 +46,7 @@ static struct {
 	const struct agent_config *cfg;
 	char input[CONFIG_AGENT_PROMPT_MAX_LEN + 1];
 	size_t input_len;
+	bool input_refused; /* the bytes of a character that did not fit are being dropped */
 	char prompt[CONFIG_AGENT_PROMPT_MAX_LEN + 1];
 	char key[CONFIG_AGENT_KEY_MAX_LEN + 1];
 	char instructions[256];
@@ -329,6 +330,7 @@ static void submit(void)
 	chat.prompt[chat.input_len] = '\0';
 	user_line(chat.input, chat.input_len);
 	chat.input_len = 0;
+	chat.input_refused = false;
 	screen_set_input(chat.cfg->user, "", 0);
 	if (chat.thread != NULL && agent_thread_join(chat.thread, 2000) == 0) {
 		chat.thread = NULL;
@@ -434,7 +436,15 @@ static size_t chat_input(struct agent_console *console, const uint8_t *data, siz
 		if (c < 0x20) {
 			continue;
 		}
-		if (chat.input_len < CONFIG_AGENT_PROMPT_MAX_LEN) {
+		/* A character goes in whole or not at all (its bytes may come in separate reads). */
+		if (c >= 0xc0) {
+			size_t need = c >= 0xf0 ? 4u : c >= 0xe0 ? 3u : 2u;
+
+			chat.input_refused = chat.input_len + need > CONFIG_AGENT_PROMPT_MAX_LEN;
+		} else if (c < 0x80) {
+			chat.input_refused = false;
+		}
+		if (!chat.input_refused && chat.input_len < CONFIG_AGENT_PROMPT_MAX_LEN) {
 			chat.input[chat.input_len++] = (char)c;
 			typed = true;
 		}
@@ -464,6 +474,7 @@ static int open_screen(struct agent_console *console)
 	}
 	chat.console = console;
 	chat.input_len = 0;
+	chat.input_refused = false;
 	chat.leave = false;
 	chat.open = true;
 	screen_set_input(chat.cfg->user, "", 0);

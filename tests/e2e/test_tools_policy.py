@@ -32,6 +32,7 @@ WRITE = ToolCall("storage_write", {"path": "notes.txt", "content": CONTENT}, "ca
 SEARCH = ToolCall("tool_search", {"query": "write a text file"}, "call_s")
 PROMPT = "save a note"
 TIMEOUT_MS = 400
+QUICK_MS = 3000  # long enough for any answer typed at once, short enough to fail fast
 
 
 def write_dialogue(api: Api) -> list[Reply]:
@@ -134,6 +135,27 @@ def test_esc_at_the_question_cancels_the_request(sims, api: Api, key: bytes) -> 
         assert again.answer == "Still here." and again.errors == []
     assert dut.stop() == 0
     assert not exists(sims.flash, "notes.txt")
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_an_answer_typed_as_soon_as_the_question_shows_counts(sims, api: Api) -> None:
+    """Twelve questions in one request, each answered the moment `Allow once? [y/N] ` is
+    on the console: every answer must be taken (none may wait for the deadline)."""
+    note = b"twelve times\n"
+    dut = start_with_files(sims, {"notes.txt": note}, [f"--confirm-timeout-ms={QUICK_MS}"])
+    search = ToolCall("tool_search", {"query": "read a text file"}, "call_s")
+    reads = [ToolCall("storage_read", {"path": "notes.txt"}, f"call_{i}") for i in range(12)]
+    replies = [tool_call_reply(api, c.name, c.arguments, c.call_id, response_id=f"resp_{i}")
+               for i, c in enumerate([search, *reads])]
+    replies.append(text_reply(api, "Read.", response_id="resp_end"))
+    with TestServer(Script(replies)) as srv:
+        configure(dut, srv.url(API_PATH[api]))
+        run = ask(dut, PROMPT, [b"y"] * len(reads))
+        srv.wait_for_requests(len(replies))
+        srv.check()
+    lost = [x for x in run.lines if x.startswith("(no answer")]
+    assert not lost, f"{len(lost)} of {len(reads)} answers were not taken:\n{run.text}"
+    assert run.outcomes == ["[tool] tool_search: done"] + ["[tool] storage_read: done"] * 12
 
 
 @pytest.mark.parametrize("api", APIS)

@@ -9,6 +9,7 @@ block, as for a small one."""
 
 from __future__ import annotations
 
+import errno
 import struct
 from pathlib import Path
 
@@ -468,3 +469,27 @@ def test_damaged_conversation_shows_its_good_part_and_the_backup_returns(sims,
     assert isinstance(body, dict)
     assert body["previous_response_id"] == "resp_1"  # the restored version's last turn
     assert listed(dut, SD_DIR, 8) == [(1, 2, "one")]
+
+
+def test_damaged_header_is_listed_refused_and_recovered(sims, tmp_path: Path) -> None:
+    """A flipped header byte: agent list shows the slot as damaged, agent resume refuses it
+    with its one-line error, and the next start restores the backup."""
+    api: Api = "responses"
+    sd = tmp_path / "sd"
+    script = Script([text_reply(api, "First answer.", response_id="resp_1"),
+                     text_reply(api, "Second answer.", response_id="resp_2")])
+    with TestServer(script) as srv:
+        dut = sims.start([f"--sd={sd}"])
+        configure(dut, srv.url(API_PATH[api]))
+        converse(ChatTerm(dut, 80, 24), ["one", "two"])
+        srv.check()
+    main = sd / ".agent" / "conversations" / "conv1.bin"
+    data = bytearray(main.read_bytes())
+    data[12] ^= 0x01  # the sequence number, under the header CRC
+    main.write_bytes(bytes(data))
+    assert dut.exec_command("agent list") == heading(SD_DIR, 8) + [
+        f"1    (damaged, {len(data)} bytes)"]
+    assert dut.exec_command("agent resume 1") == [
+        f"agent: slot 1 cannot be read (error -{errno.EBADMSG})"]
+    dut = sims.restart(dut)
+    assert listed(dut, SD_DIR, 8) == [(1, 1, "one")]

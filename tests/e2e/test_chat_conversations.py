@@ -41,6 +41,9 @@ from chat_term import (
 )
 from flash_image import read_file
 
+pytestmark = pytest.mark.sim_only(
+    "sets the pty's window size; restarts the simulator, reads its flash image and SD folder")
+
 FLASH_DIR = "/lfs/.agent/conversations"
 SD_DIR = "/SD:/.agent/conversations"
 BAD_SLOT = "agent: slot must be a number from 1 to 3"

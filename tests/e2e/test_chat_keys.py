@@ -28,6 +28,9 @@ from chat_term import (
     wrapped,
 )
 
+pytestmark = pytest.mark.sim_only(
+    "sets the pty's window size and renders every byte of the console with pyte")
+
 LIST_HEAD = ["conversations in /lfs/.agent/conversations (3 slots)",
              "slot turns bytes  model                title"]
 

@@ -29,6 +29,9 @@ from chat_term import (
     wrapped,
 )
 
+pytestmark = pytest.mark.sim_only(
+    "sets the pty's window size and renders every byte of the console with pyte")
+
 LONG = " ".join(f"The quick brown fox {i} jumps over the lazy dog." for i in range(1, 7))
 FIRST_USAGE = ((1200, 34), (2345, 678))  # the tool turn, then the answer turn
 FIRST_TOTAL = (3545, 712, 4257)  # the request's sums, shown after it

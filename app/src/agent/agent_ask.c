@@ -113,8 +113,11 @@ static int on_confirm(void *user, const char *name, const char *arguments, size_
 
 	(void)user;
 	end_line();
-	agent_printf(ask.console, "[confirm] %s %.*s\n", name, (int)len, arguments);
-	agent_puts(ask.console, "Allow once? [y/N] ");
+	agent_confirm_arm();
+	/* Every byte of the arguments (up to 4095), not cut by a formatted line's buffer. */
+	agent_printf(ask.console, "[confirm] %s ", name);
+	agent_console_write(ask.console, arguments, len);
+	agent_puts(ask.console, "\nAllow once? [y/N] ");
 	answer = agent_confirm_wait(&timed_out);
 	if (timed_out) {
 		agent_puts(ask.console, "\n(no answer: denied)\n");

@@ -155,6 +155,7 @@ static int on_confirm(void *user, const char *name, const char *arguments, size_
 	int answer_key;
 
 	(void)user;
+	agent_confirm_arm();
 	screen_end_line();
 	snprintf(head, sizeof(head), "[confirm] %s ", name);
 	screen_append(head, strlen(head), SCREEN_PLAIN);

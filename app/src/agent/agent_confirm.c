@@ -20,17 +20,24 @@ static void deliver(int value)
 	agent_sem_give(answered);
 }
 
-int agent_confirm_wait(bool *timed_out)
+void agent_confirm_arm(void)
 {
-	*timed_out = false;
 	if (answered == NULL && agent_sem_init(&answered, 0, 1) != 0) {
-		return 0;
+		return; /* agent_confirm_wait() then denies */
 	}
 	while (agent_sem_take(answered, 0) == 0) {
 		/* an answer that came after an earlier deadline */
 	}
 	answer = 0;
 	waiting = true;
+}
+
+int agent_confirm_wait(bool *timed_out)
+{
+	*timed_out = false;
+	if (answered == NULL) {
+		return 0;
+	}
 	if (agent_sem_take(answered, timeout_ms) != 0) {
 		waiting = false;
 		/* The key may have come between the deadline and this line. */

@@ -10,7 +10,13 @@
 #include <stdint.h>
 
 /**
- * Worker side: wait for the answer. 1 allows, 0 denies (also on the deadline, and when no
+ * Worker side, before the question is shown: from now on a key is taken as the answer
+ * (a key typed as soon as the question appears must not be lost).
+ */
+void agent_confirm_arm(void);
+
+/**
+ * Worker side, after agent_confirm_arm() and the question: wait for the answer. 1 allows, 0 denies (also on the deadline, and when no
  * semaphore could be made), -ECANCELED cancels. @p timed_out is set when the deadline passed.
  */
 int agent_confirm_wait(bool *timed_out);

@@ -99,6 +99,7 @@ static int on_event(void *user_data, const struct provider_event *ev)
 	case PROVIDER_DONE:
 		snprintf(st->response_id, sizeof(st->response_id), "%s",
 			 ev->done.response_id != NULL ? ev->done.response_id : "");
+		st->calls += ev->done.calls_dropped;
 		break;
 	case PROVIDER_ERROR:
 		st->failed = true;

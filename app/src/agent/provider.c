@@ -155,6 +155,33 @@ int turn_emit_call(struct provider_turn *t, struct call_slot *slot)
 	return emit(t, &ev);
 }
 
+/*
+ * A call that has no slot: count it once (by its key, or a hash of its item id), so that the
+ * tool loop can say how many calls the turn made. Its arguments are not kept.
+ */
+static void note_dropped(struct provider_turn *t, int32_t key, const char *item_id)
+{
+	size_t kept = t->calls_dropped < 16 ? t->calls_dropped : 16;
+
+	if (key < 0) {
+		uint32_t h = 2166136261u;
+
+		for (const char *p = item_id != NULL ? item_id : ""; *p != '\0'; p++) {
+			h = (h ^ (uint8_t)*p) * 16777619u;
+		}
+		key = (int32_t)(h | 0x40000000u) & 0x7fffffff;
+	}
+	for (size_t i = 0; i < kept; i++) {
+		if (t->dropped_keys[i] == key) {
+			return;
+		}
+	}
+	if (kept < 16) {
+		t->dropped_keys[kept] = key;
+	}
+	t->calls_dropped++;
+}
+
 struct call_slot *turn_call_find(struct provider_turn *t, int32_t key, const char *item_id,
 				 bool create)
 {
@@ -181,7 +208,7 @@ struct call_slot *turn_call_find(struct provider_turn *t, int32_t key, const cha
 		return NULL;
 	}
 	if (free_slot == NULL) {
-		turn_emit_error(t, PROVIDER_ERR_LIMIT, "more simultaneous tool calls than supported");
+		note_dropped(t, key, item_id);
 		return NULL;
 	}
 	free_slot->used = true;
@@ -664,6 +691,7 @@ int provider_run(const struct provider_request *req)
 		ev = (struct provider_event){.type = PROVIDER_DONE};
 		ev.done.response_id = turn.response_id;
 		ev.done.finish_reason = turn.finish_reason;
+		ev.done.calls_dropped = turn.calls_dropped;
 		emit(&turn, &ev);
 		ret = 0;
 		break;

@@ -66,6 +66,8 @@ struct provider_event {
 		struct {
 			const char *response_id; /* continuation id (Responses), "" otherwise */
 			const char *finish_reason;
+			/* tool calls of the turn beyond those emitted (more than the slots) */
+			uint32_t calls_dropped;
 		} done;
 		struct {
 			enum provider_error kind;

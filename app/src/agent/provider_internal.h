@@ -103,6 +103,9 @@ struct provider_turn {
 	bool failed;	  /* an error event was emitted */
 	bool text_seen;
 	bool call_seen;
+	/* Tool calls beyond PROVIDER_CALL_SLOTS: counted (by their distinct keys), not kept. */
+	uint32_t calls_dropped;
+	int32_t dropped_keys[16];
 	size_t output_bytes;
 	int stop; /* non-zero: a callback asked to stop */
 

@@ -43,6 +43,9 @@ STATUS = {"version": "0.3.0", "board": "host_sim", "protocol": "responses",
                          "last_budget": 8},
           "pools": [{"name": "stream", "class": "internal", "block": 512, "total": 4,
                      "free": 3, "lowest": 1}]}
+LIST = [{"slot": 1, "turns": 1, "bytes": 140, "model": "gpt-test", "title": "Hi",
+         "damaged": False},
+        {"slot": 3, "turns": 0, "bytes": 99, "model": "", "title": "", "damaged": True}]
 TOOLS = [{"name": f"tool_{i:02d}", "domain": "storage", "risk": "read",
           "available": "yes", "policy": "runs", "needs": "" if i % 2 else "sd card"}
          for i in range(7)]
@@ -61,11 +64,7 @@ class Peer:
                                   "set" if r.body["name"] == "key" else r.body["value"]},
             (1, False): STATUS,
             (2, True): {},
-            (3, False): {"dir": "/lfs/.agent/conversations", "slots": 3, "list": [
-                {"slot": 1, "turns": 1, "bytes": 140, "model": "gpt-test", "title": "Hi",
-                 "damaged": False},
-                {"slot": 3, "turns": 0, "bytes": 99, "model": "", "title": "",
-                 "damaged": True}]},
+            (3, False): self.list_pages(LIST, 3, 2),
             (4, False): self.export_pages(EXAMPLE, 50),
             (5, True): lambda r: {"slot": r.body["slot"]},
             (6, False): self.tool_pages(TOOLS, 3),
@@ -84,6 +83,16 @@ class Peer:
                 return group_error(4, f"slot {req.body['slot']} is empty")
             off = req.body["off"]
             return {"slot": slot, "off": off, "len": len(data), "data": data[off:off + page]}
+        return answer
+
+    @staticmethod
+    def list_pages(entries: list[dict[str, Any]], slots: int,
+                   per_page: int) -> Callable[[Request], Answer]:
+        def answer(req: Request) -> Answer:
+            off = req.body.get("off", 0)
+            nxt = min(slots, off + per_page)
+            return {"dir": "/lfs/.agent/conversations", "slots": slots, "off": off, "next": nxt,
+                    "list": [e for e in entries if off < e["slot"] <= nxt]}
         return answer
 
     @staticmethod
@@ -213,8 +222,18 @@ def test_list_is_a_table(peer: Peer, run: Run) -> None:
 
 
 def test_list_when_empty(peer: Peer, run: Run) -> None:
-    peer.answers[(3, False)] = {"dir": "/SD:/.agent/conversations", "slots": 8, "list": []}
+    peer.answers[(3, False)] = {"dir": "/SD:/.agent/conversations", "slots": 8, "off": 0,
+                                "next": 8, "list": []}
     assert run("list") == (0, "/SD:/.agent/conversations: 0 of 8 slots used\n", "")
+
+
+def test_list_is_read_page_by_page(peer: Peer, run: Run) -> None:
+    assert run("list")[0] == 0
+    assert [r.body for r in peer.agent()] == [{}, {"off": 2}]
+    peer.answers[(3, False)] = Peer.list_pages(LIST, 8, 1)
+    code, out, _ = run("list")
+    assert code == 0 and "2 of 8 slots used" in out
+    assert [r.body for r in peer.agent()[2:]] == [{}] + [{"off": n} for n in range(1, 8)]
 
 
 def test_tools_are_read_page_by_page(peer: Peer, run: Run) -> None:
@@ -398,19 +417,36 @@ def test_export_of_a_damaged_file(peer: Peer, run: Run, tmp_path: Path) -> None:
     assert not target.exists()
 
 
-def test_export_of_a_conversation_that_grows(peer: Peer, run: Run) -> None:
+def test_export_starts_again_when_the_conversation_grows(peer: Peer, run: Run,
+                                                         tmp_path: Path) -> None:
     longer = build(1, 2, "openai", "gpt-test", "Hi", [("hello", [], "world")] * 2)
-    pages = iter([EXAMPLE, longer])
+    versions = iter([EXAMPLE, longer, longer, longer])
 
     def answer(req: Request) -> Answer:
-        data = next(pages)
+        data = next(versions)
         off = req.body["off"]
         return {"slot": 1, "off": off, "len": len(data), "data": data[off:off + 100]}
 
     peer.answers[(4, False)] = answer
+    target = tmp_path / "c.bin"
+    assert run("export", "1", "-o", str(target))[0] == 0
+    assert target.read_bytes() == longer
+    assert [r.body["off"] for r in peer.agent()] == [0, 100, 0, 100]
+
+
+def test_export_of_a_conversation_that_keeps_changing(peer: Peer, run: Run) -> None:
+    sizes = iter(range(1, 100))
+
+    def answer(req: Request) -> Answer:
+        data = build(1, 2, "openai", "gpt-test", "Hi", [("x" * next(sizes), [], "y")])
+        off = req.body["off"]
+        return {"slot": 1, "off": off, "len": len(data), "data": data[off:off + 50]}
+
+    peer.answers[(4, False)] = answer
     assert run("export", "1")[::2] == (
-        1, ("agent-host: export 1: the conversation changed during the export (140 bytes, "
-           "now 152); export it again\n"))
+        1, ("agent-host: export 1: the conversation changed during the export 3 times in a "
+            "row; export it again\n"))
+    assert [r.body["off"] for r in peer.agent()] == [0, 50] * 3
 
 
 # -- transport errors (3) ---------------------------------------------------------------------
@@ -464,6 +500,20 @@ def test_export_pages_that_go_wrong(peer: Peer, run: Run) -> None:
     assert run("export", "1")[::2] == (
         3, ("agent-host: export 1: the device answered slot 2 offset 0 to a request for slot 1 "
            "offset 0\n"))
+
+
+def test_list_pages_that_go_wrong(peer: Peer, run: Run) -> None:
+    page = {"dir": "/lfs", "slots": 3, "off": 0, "next": 0, "list": []}
+    peer.answers[(3, False)] = page
+    assert run("list")[::2] == (
+        3, "agent-host: list: the device answered slots 0..0 of 3 to a request from 0\n")
+    peer.answers[(3, False)] = dict(page, next=4)
+    assert run("list")[::2] == (
+        3, "agent-host: list: the device answered slots 0..4 of 3 to a request from 0\n")
+    pages = iter([dict(page, next=1), dict(page, off=1, next=3, slots=8)])
+    peer.answers[(3, False)] = lambda r: next(pages)
+    assert run("list")[::2] == (
+        3, "agent-host: list: the conversation store changed during the listing\n")
 
 
 def test_export_disconnect_leaves_no_file(peer: Peer, run: Run, tmp_path: Path) -> None:

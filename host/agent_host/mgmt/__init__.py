@@ -4,7 +4,7 @@
         print((await device.status()).version)
 """
 
-from .device import Device, Export, ToolTable, open_device
+from .device import Conversations, Device, Export, ToolTable, open_device
 from .transport import Endpoint, parse_udp
 
-__all__ = ["Device", "Endpoint", "Export", "ToolTable", "open_device", "parse_udp"]
+__all__ = ["Conversations", "Device", "Endpoint", "Export", "ToolTable", "open_device", "parse_udp"]

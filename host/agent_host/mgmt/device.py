@@ -40,6 +40,9 @@ PARAMS_TIMEOUT = 1.0
 FALLBACK_MTU = 256
 """Zephyr's CONFIG_MCUMGR_TRANSPORT_SHELL_MTU default, for a device that does not say."""
 
+EXPORT_ATTEMPTS = 3
+"""Passes of an export whose file keeps changing before it gives up."""
+
 Progress = Callable[[int, int], None]
 """progress(done, total): bytes of an export or rows of the tool table so far."""
 
@@ -52,6 +55,15 @@ class Export:
 
     data: bytes
     conversation: convfile.ConvFile
+
+
+@dataclass(frozen=True)
+class Conversations:
+    """The conversation store's directory, its slot count and the slots in use."""
+
+    dir: str
+    slots: int
+    entries: tuple[m.Conversation, ...]
 
 
 @dataclass(frozen=True)
@@ -106,7 +118,10 @@ class Device:
                 return frame
             # Anything else is a late answer to an earlier request: skip it.
 
-    async def _frame(self, request: smpmsg.Request, what: str, timeout: float | None) -> bytes:
+    async def exchange(self, request: smpmsg.Request, what: str,
+                       timeout: float | None = None) -> bytes:
+        """Send @request and return the raw answer frame (header and CBOR body), unchecked;
+        transport failures and silence raise as in call()."""
         wait = self.timeout if timeout is None else timeout
         size = len(request.BYTES)
         limit = self.transport.max_unencoded_size
@@ -130,7 +145,7 @@ class Device:
 
         @what names the command in error messages.
         """
-        frame = await self._frame(request, what, timeout)
+        frame = await self.exchange(request, what, timeout)
         response_type: type[smpmsg.Response] = request._Response
         for cls in (response_type, m.AgentErrorV2, m.AgentErrorV1):
             try:
@@ -175,7 +190,7 @@ class Device:
         request = MCUMgrParametersRead(sequence=self._next_sequence())
         advertised: int | None = None
         with suppress(DeviceTimeoutError, DeviceRefusedError, TransportError):
-            frame = await self._frame(request, "parameters", min(PARAMS_TIMEOUT, self.timeout))
+            frame = await self.exchange(request, "parameters", min(PARAMS_TIMEOUT, self.timeout))
             with suppress(ValidationError, cbor2.CBORError, ValueError, TypeError):
                 advertised = request._Response.loads(frame).buf_size
         self.transport.initialize(advertised if advertised and advertised > 8 else FALLBACK_MTU)
@@ -217,15 +232,49 @@ class Device:
         """Erase every setting below agent/, the key included."""
         await self.call(m.ForgetWrite(sequence=self._next_sequence()), "forget")
 
-    async def conversations(self) -> m.ConversationsResponse:
-        response: m.ConversationsResponse = await self.call(
-            m.ConversationsRead(sequence=self._next_sequence()), "list")
-        return response
+    async def conversations(self) -> Conversations:
+        """Every stored conversation, page by page (slots `off + 1` .. `next` each)."""
+        entries: list[m.Conversation] = []
+        first: m.ConversationsResponse | None = None
+        off = 0
+        while first is None or off < first.slots:
+            page: m.ConversationsResponse = await self.call(
+                m.ConversationsRead(off=off or None, sequence=self._next_sequence()), "list")
+            if first is None:
+                first = page
+            elif (page.dir, page.slots) != (first.dir, first.slots):
+                raise TransportError("list: the conversation store changed during the listing")
+            moved = off < page.next <= page.slots or off == page.next == page.slots
+            if page.off != off or not moved:
+                raise TransportError(f"list: the device answered slots {page.off}..{page.next} "
+                                     f"of {page.slots} to a request from {off}")
+            entries += page.entries
+            off = page.next
+        return Conversations(first.dir, first.slots, tuple(entries))
 
     async def export(self, slot: int, progress: Progress | None = None) -> Export:
         """Read slot @slot's conversation file page by page, check it as a whole (every CRC of
-        the format, the trailer's file CRC included) and return it."""
+        the format, the trailer's file CRC included) and return it.
+
+        When the file's length changes between pages (a turn was committed meanwhile), the
+        export starts again from 0, up to EXPORT_ATTEMPTS times in all."""
         what = f"export {slot}"
+        for _ in range(EXPORT_ATTEMPTS):
+            data = await self._export_once(slot, what, progress)
+            if data is not None:
+                break
+        else:
+            raise ExportError(f"{what}: the conversation changed during the export "
+                              f"{EXPORT_ATTEMPTS} times in a row; export it again")
+        try:
+            conversation = convfile.parse(data, slot)
+        except convfile.ConvFormatError as err:
+            raise ExportError(f"{what}: the file is damaged: {err}") from None
+        return Export(data, conversation)
+
+    async def _export_once(self, slot: int, what: str,
+                           progress: Progress | None) -> bytes | None:
+        """One pass from offset 0; None when the length changed on the way."""
         data = bytearray()
         total: int | None = None
         while total is None or len(data) < total:
@@ -237,8 +286,7 @@ class Device:
             if total is None:
                 total = page.length
             elif page.length != total:
-                raise ExportError(f"{what}: the conversation changed during the export "
-                                  f"({total} bytes, now {page.length}); export it again")
+                return None
             if len(data) + len(page.data) > total:
                 raise TransportError(f"{what}: the device sent more than the file's "
                                      f"{total} bytes")
@@ -248,11 +296,7 @@ class Device:
             data += page.data
             if progress is not None:
                 progress(len(data), total)
-        try:
-            conversation = convfile.parse(bytes(data), slot)
-        except convfile.ConvFormatError as err:
-            raise ExportError(f"{what}: the file is damaged: {err}") from None
-        return Export(bytes(data), conversation)
+        return bytes(data)
 
     async def delete(self, slot: int) -> None:
         response: m.DeleteResponse = await self.call(

@@ -228,18 +228,26 @@ class Conversation(_Model):
 
 
 class ConversationsResponse(smpmsg.ReadResponse):
+    """The stored conversations of slots `off + 1` .. `next`."""
+
     _GROUP_ID = GROUP_ID
     _COMMAND_ID = Command.CONVERSATIONS
 
     dir: StrictStr
     slots: UInt
+    off: UInt
+    next: UInt
     entries: list[Conversation] = Field(alias="list")
 
 
 class ConversationsRead(smpmsg.ReadRequest, _Group):
+    """`conversations R {off?}`: the list from slot `off + 1`; ask again from `next`."""
+
     _GROUP_ID = GROUP_ID
     _COMMAND_ID = Command.CONVERSATIONS
     _Response = ConversationsResponse
+
+    off: int | None = None
 
 
 # -- export ----------------------------------------------------------------------------------

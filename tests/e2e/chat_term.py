@@ -185,9 +185,16 @@ class ChatTerm:
     # -- actions -------------------------------------------------------------------------
     def open(self, command: str = "agent", banner: str = NEW_BANNER) -> None:
         """Type @command at the shell and wait for the chat's banner and input line."""
+        want = wrapped([banner], self.cols)
+
+        def shown() -> bool:
+            rows = self.transcript
+            return any(rows[i:i + len(want)] == want for i in range(len(rows)))
+
         self.dev.write(command.encode() + b"\r")
-        self.wait(lambda: any(banner[: self.cols] in row for row in self.display)
-                  and self.input_line.startswith(f"{USER}> "), f"the chat after {command!r}")
+        # The banner comes last (after a replay): all its rows, not only the first.
+        self.wait(lambda: shown() and self.input_line.startswith(f"{USER}> "),
+                  f"the chat after {command!r}")
 
     def type(self, data: bytes) -> None:
         self.dev.write(data)

@@ -332,7 +332,7 @@ static bool parse_set(struct line_ctx *ctx, const char *key, const char *value,
 		const char *comma = strchr(p, ',');
 		size_t len = comma != NULL ? (size_t)(comma - p) : strlen(p);
 		char item[32];
-		int bit;
+		int bit = 0;
 
 		if (len == 0 || len >= sizeof(item)) {
 			return fail(ctx, "%s: empty or overlong item in '%s'", key, value);
@@ -464,8 +464,8 @@ static bool line_gpio(struct line_ctx *ctx, struct sim_board *b)
 	const char *mode = take_required(ctx, "mode");
 	const char *level = take(ctx, "level");
 	const char *read_error = take(ctx, "read_error");
-	uint32_t value;
-	int e;
+	uint32_t value = 0;
+	int e = 0;
 
 	if (ctx->failed) {
 		return false;
@@ -511,7 +511,7 @@ static bool line_gpio(struct line_ctx *ctx, struct sim_board *b)
 			}
 			slot->level = (uint8_t)value;
 		} else {
-			long err;
+			long err = 0;
 
 			if (!parse_long(ctx, "read_error", read_error, -4095, -1, &err)) {
 				return false;
@@ -547,7 +547,7 @@ static bool parse_pins(struct line_ctx *ctx, const char *value, struct agent_bus
 		struct agent_bus_pin *pin;
 		char number[8];
 		size_t len;
-		uint32_t n;
+		uint32_t n = 0;
 
 		if (bus->pin_count == AGENT_BUS_PINS_MAX) {
 			return fail(ctx, "pins: more than %d", AGENT_BUS_PINS_MAX);
@@ -592,8 +592,8 @@ static bool line_bus(struct line_ctx *ctx, struct sim_board *b)
 	const char *type = take_required(ctx, "type");
 	const char *ready = take_required(ctx, "ready");
 	const char *v;
-	uint32_t value;
-	int e;
+	uint32_t value = 0;
+	int e = 0;
 
 	if (ctx->failed) {
 		return false;
@@ -662,7 +662,7 @@ static bool line_display(struct line_ctx *ctx, struct sim_board *b)
 	const char *ready = take_required(ctx, "ready");
 	const char *brightness = take_required(ctx, "brightness");
 	const char *v;
-	uint32_t value;
+	uint32_t value = 0;
 
 	if (ctx->failed) {
 		return false;
@@ -708,8 +708,8 @@ static bool line_wifi(struct line_ctx *ctx, struct sim_board *b)
 	struct agent_network_state *net = &b->net;
 	const char *state = take_required(ctx, "state");
 	const char *v;
-	long number;
-	int e;
+	long number = 0;
+	int e = 0;
 
 	if (ctx->failed) {
 		return false;
@@ -757,7 +757,7 @@ static bool line_ap(struct line_ctx *ctx, struct sim_board *b)
 	struct agent_network_state *net = &b->net;
 	const char *active = take_required(ctx, "active");
 	const char *v;
-	long number;
+	long number = 0;
 
 	if (ctx->failed) {
 		return false;
@@ -872,7 +872,7 @@ static bool line_sensor(struct line_ctx *ctx, struct sim_board *b)
 		return false;
 	}
 	if (error != NULL) {
-		long err;
+		long err = 0;
 
 		if (!parse_long(ctx, "error", error, -4095, -1, &err)) {
 			return false;

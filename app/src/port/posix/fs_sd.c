@@ -402,7 +402,7 @@ int posix_sd_seek(struct agent_file *file, int32_t offset, int whence)
 {
 	struct sd_file *f;
 	struct stat st;
-	off_t base;
+	off_t base = 0;
 	int err = 0;
 
 	pthread_mutex_lock(&sd_lock);

@@ -96,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed (Debian: apt-get install valgrind)")
-    build_sim(args.build_dir, sanitize=False, quiet=True, build_type="Release")
+    build_sim(args.build_dir, sanitize=False, quiet=True, build_type="Release",
+              targets=("stream_bench",))
     exe = args.build_dir / "stream_bench"
     rows = []
     files = fixture_files()

@@ -16,7 +16,7 @@ EXECUTABLE = "agent_sim"
 
 
 def build(build_dir: Path = DEFAULT_BUILD_DIR, sanitize: bool = False, quiet: bool = False,
-          build_type: str = "Debug") -> Path:
+          build_type: str = "Debug", targets: tuple[str, ...] = ()) -> Path:
     """Configure (once) and build the simulator; return the executable's path.
 
     Args:
@@ -24,6 +24,7 @@ def build(build_dir: Path = DEFAULT_BUILD_DIR, sanitize: bool = False, quiet: bo
         sanitize: build with AddressSanitizer and UndefinedBehaviorSanitizer.
         quiet: capture the build output and show it only on failure.
         build_type: CMAKE_BUILD_TYPE ("Release" for benchmarks).
+        targets: build only these targets (and the simulator); all when empty.
     """
     if shutil.which("cmake") is None:
         raise BuildError("cmake is not installed (Debian: apt-get install cmake)")
@@ -33,7 +34,10 @@ def build(build_dir: Path = DEFAULT_BUILD_DIR, sanitize: bool = False, quiet: bo
         f"-DAGENT_SANITIZE={'ON' if sanitize else 'OFF'}", f"-DCMAKE_BUILD_TYPE={build_type}",
     ]
     jobs = str(os.cpu_count() or 2)
-    for step in (configure, ["cmake", "--build", str(build_dir), "-j", jobs]):
+    compile_step = ["cmake", "--build", str(build_dir), "-j", jobs]
+    if targets:
+        compile_step += ["--target", EXECUTABLE, *targets]
+    for step in (configure, compile_step):
         result = subprocess.run(step, capture_output=quiet, text=True, check=False)
         if result.returncode != 0:
             detail = (result.stdout or "") + (result.stderr or "") if quiet else ""

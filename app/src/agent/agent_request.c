@@ -58,7 +58,7 @@ void agent_tool_stats_get(struct agent_tool_stats *out)
 
 static void say_error(struct agent_request *req, const char *fmt, const char *a, const char *b)
 {
-	char line[PROVIDER_MESSAGE_MAX + 1];
+	char line[256]; /* the longest format below with its bounded arguments fits */
 
 	snprintf(line, sizeof(line), fmt, a, b);
 	req->hooks->error(req->user, line);
@@ -255,7 +255,7 @@ static int handle_call(struct agent_request *req, struct tool_session *session,
 		return -EPROTO;
 	}
 	if (tool_args_parse(def, call_args, st->args_len, &args, why, sizeof(why)) != 0) {
-		say_error(req, "invalid arguments for %.60s: %s", st->name, why);
+		say_error(req, "invalid arguments for %.60s: %.120s", st->name, why);
 		return -EPROTO;
 	}
 	d = tool_policy_disposition(req->config->tools, def->risk);

@@ -667,7 +667,7 @@ static int export_read(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r
 		{.name = "off", .type = FIELD_UINT},
 	};
 	uint32_t total = 0;
-	uint8_t slot;
+	uint8_t slot = 0;
 	size_t room = (size_t)(zse->payload_end - zse->payload_mut);
 	size_t want;
 	int n;
@@ -719,7 +719,7 @@ static int export_read(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r
 static int delete_write(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r)
 {
 	struct field fields[] = {{.name = "slot", .type = FIELD_UINT}};
-	uint8_t slot;
+	uint8_t slot = 0;
 	int err = decode_request(zsd, fields, 1, r);
 
 	if (err != 0) {

@@ -80,8 +80,10 @@ def check_shell_has_the_screen(term: ChatTerm) -> None:
         assert not any(term.cell(y, x).reverse for x in range(term.cols)), term.dump()
 
 
+@pytest.mark.parametrize("again", ["agent", "agent new"])
 @pytest.mark.parametrize("api", APIS)
-def test_esc_returns_to_the_shell_and_agent_starts_a_new_conversation(sims, api: Api) -> None:
+def test_esc_returns_to_the_shell_and_agent_starts_a_new_conversation(sims, api: Api,
+                                                                       again: str) -> None:
     script = Script([text_reply(api, "First answer.", response_id="resp_1"),
                      text_reply(api, "Second answer.", response_id="resp_2")])
     with TestServer(script) as srv:
@@ -92,7 +94,7 @@ def test_esc_returns_to_the_shell_and_agent_starts_a_new_conversation(sims, api:
         term.send("first question")
         term.leave()
         check_shell_has_the_screen(term)
-        term.open()
+        term.open(again)
         assert term.shown_lines()[-2:] == wrapped([NEW_BANNER], 40), term.dump()
         assert not any("first" in row for row in term.transcript)
         term.send("second question")

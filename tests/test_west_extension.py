@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from agent_host.testing.sim_device import SimDevice
 
 REPO = Path(__file__).resolve().parents[1]
 WEST = Path(sys.executable).with_name("west")
@@ -78,3 +79,29 @@ def test_west_agent_sim_runs_the_simulator(workspace: Path, sim_exe: Path) -> No
                   "--version")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("agent simulator ")
+
+
+def test_west_agent_device_command_errors(workspace: Path) -> None:
+    # A device command through west: its one-line error and its exit status (3: transport).
+    result = west(workspace, "agent", "status", "--port", "/dev/agent-none")
+    assert result.returncode == 3
+    assert result.stderr == "west agent: cannot open serial /dev/agent-none: no such device\n"
+    result = west(workspace, "agent", "config", "key", "sk-on-the-command-line")
+    assert result.returncode == 2
+    assert result.stderr.startswith("west agent: config key: the key is never taken from the "
+                                    "command line")
+
+
+@pytest.mark.sim_only("the simulator's pty as the serial port")
+def test_west_agent_against_the_simulator(workspace: Path, dut: SimDevice) -> None:
+    # west -> agent_host -> smpclient -> the simulator's pty -> the agent group, and back.
+    result = west(workspace, "agent", "status", "--port", dut.pty_path)
+    assert (result.returncode, result.stderr) == (0, ""), result
+    assert "board: host_sim\n" in result.stdout and "key: not set\n" in result.stdout
+    result = west(workspace, "agent", "tools", "--port", dut.pty_path)
+    assert result.returncode == 0, result
+    assert result.stdout.startswith("tool policy: confirm; ")
+    result = west(workspace, "agent", "export", "9", "--port", dut.pty_path)
+    assert result.returncode == 1
+    assert result.stderr == ("west agent: export 9: slot must be a number from 1 to 3 "
+                             "(ERANGE)\n")

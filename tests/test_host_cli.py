@@ -8,6 +8,7 @@ runs the same commands against the simulator.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -255,6 +256,21 @@ def test_export_writes_the_checked_file(peer: Peer, run: Run, tmp_path: Path) ->
     assert err == f"slot 1: 140 bytes, 1 turns, checked; written to {target}\n"
     assert target.read_bytes() == EXAMPLE
     assert [r.body for r in peer.agent()] == [{"slot": 1, "off": o} for o in (0, 50, 100)]
+
+
+def test_export_file_mode(peer: Peer, run: Run, tmp_path: Path) -> None:
+    umask = os.umask(0o027)
+    try:
+        new = tmp_path / "new.bin"
+        assert run("export", "1", "-o", str(new))[0] == 0
+        assert new.stat().st_mode & 0o777 == 0o640
+        old = tmp_path / "old.bin"
+        old.write_bytes(b"older")
+        old.chmod(0o604)
+        assert run("export", "1", "-o", str(old))[0] == 0
+        assert old.stat().st_mode & 0o777 == 0o604 and old.read_bytes() == EXAMPLE
+    finally:
+        os.umask(umask)
 
 
 def test_export_default_name(peer: Peer, run: Run, tmp_path: Path,
@@ -644,3 +660,22 @@ class _Stdin:
     def readline(self) -> str:
         return next(self._lines, "")
 
+
+
+def test_rich_tables_on_a_terminal() -> None:
+    import io
+
+    from agent_host.ui import Output
+
+    out, err = io.StringIO(), io.StringIO()
+    ui = Output(out, err, rich=True)
+    ui.table(["SLOT", "TITLE"], [["1", "Hi"], ["12", "A longer title"]], title="conversations")
+    ui.pairs([("key", "set")])
+    with ui.transfer("slot 1") as update:
+        update(50, 140)
+        update(140, 140)
+    lines = out.getvalue().splitlines()
+    assert lines[0].rstrip() == "conversations"
+    assert "┃" in lines[1] and "━" in lines[2]
+    assert lines[3].startswith("    1 │ Hi") and lines[4].startswith("   12 │ A longer title")
+    assert lines[5].split() == ["key", "set"]

@@ -233,10 +233,20 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def write_atomically(path: Path, data: bytes) -> None:
-    """Write @data to @path through a temporary file beside it: no partial file on failure."""
+    """Write @data to @path through a temporary file beside it: no partial file on failure.
+
+    The file gets the mode of the file it replaces, else the one the umask gives a new file.
+    """
     directory = path.parent if str(path.parent) else Path(".")
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0o022)
+        os.umask(umask)
+        mode = 0o666 & ~umask
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(tmp, path)

@@ -51,8 +51,9 @@ class Output:
               title: str | None = None) -> None:
         if self._console is not None:
             table = Table(title=title, title_justify="left", show_edge=False)
-            for name in columns:
-                table.add_column(name, overflow="fold")
+            for index, name in enumerate(columns):
+                numeric = bool(rows) and all(str(row[index]).isdigit() for row in rows)
+                table.add_column(name, overflow="fold", justify="right" if numeric else "left")
             for row in rows:
                 table.add_row(*row)
             self._console.print(table)

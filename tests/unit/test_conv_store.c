@@ -572,6 +572,128 @@ static int commit_texts(struct conv_handle *h, const char *user, size_t ulen,
 	return conv_store_commit(h, &t, NULL);
 }
 
+/* The window's texts lie one after another in raw, inside it, and add up to raw_bytes. */
+static void check_window_layout(const struct conv_history *hist)
+{
+	uint32_t off = 0;
+
+	assert_true(hist->count <= CONV_HISTORY_MESSAGES_MAX);
+	if (hist->count > 0u) {
+		assert_int_equal(hist->msgs[0].role, CONV_REC_USER);
+	}
+	for (uint32_t i = 0; i < hist->count; i++) {
+		assert_int_equal(hist->msgs[i].offset, off);
+		off += hist->msgs[i].len;
+		assert_true(off <= sizeof(hist->raw));
+	}
+	assert_int_equal(hist->raw_bytes, off);
+	assert_true(hist->raw_bytes <= CONFIG_AGENT_CHAT_HISTORY_RAW_MAX);
+	assert_true(hist->serialized_bytes <= CONFIG_AGENT_CHAT_HISTORY_FRAGMENT_SIZE);
+}
+
+/* A message as committed, for the history oracle below. */
+struct sent_msg {
+	uint8_t role;
+	const char *text;
+	size_t len;
+};
+
+/*
+ * Compare @p hist with the window worked out from what was sent: the longest run of the
+ * newest messages within the count, raw and serialized bounds, without the assistant
+ * messages it would start with (texts without JSON escapes: an object is 24 bytes, the
+ * role and the text). Every message's role and exact text are checked.
+ */
+static void check_history_against(const struct conv_history *hist, const struct sent_msg *sent,
+				  uint32_t n)
+{
+	uint32_t start = n;
+	uint32_t raw = 0;
+	uint32_t ser = 0;
+
+	while (start > 0u) {
+		const struct sent_msg *m = &sent[start - 1u];
+		uint32_t obj = 24u + (m->role == CONV_REC_USER ? 4u : 9u) + (uint32_t)m->len;
+		uint32_t count = n - start + 1u;
+
+		if (count > CONV_HISTORY_MESSAGES_MAX ||
+		    raw + m->len > CONFIG_AGENT_CHAT_HISTORY_RAW_MAX ||
+		    ser + obj + count - 1u > CONFIG_AGENT_CHAT_HISTORY_FRAGMENT_SIZE) {
+			break;
+		}
+		raw += (uint32_t)m->len;
+		ser += obj;
+		start--;
+	}
+	while (start < n && sent[start].role != CONV_REC_USER) {
+		start++;
+	}
+	assert_int_equal(hist->count, n - start);
+	assert_int_equal(hist->truncated, start > 0u);
+	for (uint32_t i = 0; i < hist->count; i++) {
+		const struct sent_msg *m = &sent[start + i];
+
+		assert_int_equal(hist->msgs[i].role, m->role);
+		assert_int_equal(hist->msgs[i].len, m->len);
+		assert_memory_equal(hist->raw + hist->msgs[i].offset, m->text, m->len);
+	}
+	check_window_layout(hist);
+	assert_int_equal(hist->serialized_bytes, history_json_len(hist));
+}
+
+/*
+ * Long turns that fill most of the raw bound, then short ones until the window has moved
+ * round the 64-entry ring: every window must hold the newest messages, in order, and never
+ * more text than the caller's buffer.
+ */
+static void history_window_wraps_the_ring(void **state)
+{
+	enum { LONG_TURNS = 8, LONG_LEN = 500, SHORT_TURNS = 40 };
+	static char longs[LONG_TURNS][2][LONG_LEN + 1];
+	static char shorts[SHORT_TURNS][2][8];
+	static struct sent_msg sent[2 * (LONG_TURNS + SHORT_TURNS)];
+	struct conv_history *hist = calloc(1, sizeof(*hist));
+	struct conv_meta meta = {1, "openai", "gpt-test", "wrap"};
+	struct conv_handle h;
+	uint32_t n = 0;
+
+	(void)state;
+	assert_non_null(hist);
+	assert_true(2u * LONG_TURNS * LONG_LEN <= CONFIG_AGENT_CHAT_HISTORY_RAW_MAX);
+	assert_int_equal(conv_store_init(), 0);
+	assert_int_equal(conv_store_create(&h, &meta), 1);
+	for (unsigned int i = 0; i < LONG_TURNS; i++) {
+		fill_text(longs[i][0], LONG_LEN, i);
+		fill_text(longs[i][1], LONG_LEN, i + 50u);
+		assert_int_equal(commit_texts(&h, longs[i][0], LONG_LEN, longs[i][1], LONG_LEN), 0);
+		sent[n++] = (struct sent_msg){CONV_REC_USER, longs[i][0], LONG_LEN};
+		sent[n++] = (struct sent_msg){CONV_REC_ASSISTANT, longs[i][1], LONG_LEN};
+	}
+	assert_int_equal(conv_store_history(1, hist), 0);
+	check_history_against(hist, sent, n);
+	assert_false(hist->truncated);
+	for (unsigned int i = 0; i < SHORT_TURNS; i++) {
+		snprintf(shorts[i][0], sizeof(shorts[i][0]), "s%u", i);
+		snprintf(shorts[i][1], sizeof(shorts[i][1]), "r%u", i);
+		assert_int_equal(commit_texts(&h, shorts[i][0], strlen(shorts[i][0]), shorts[i][1],
+					      strlen(shorts[i][1])),
+				 0);
+		sent[n++] = (struct sent_msg){CONV_REC_USER, shorts[i][0], strlen(shorts[i][0])};
+		sent[n++] = (struct sent_msg){CONV_REC_ASSISTANT, shorts[i][1],
+					      strlen(shorts[i][1])};
+		/* From 21 short turns on: 58 messages and more, the ring wraps from 25. */
+		if (i >= 20u) {
+			memset(hist, 0x5a, sizeof(*hist));
+			assert_int_equal(conv_store_history(1, hist), 0);
+			check_history_against(hist, sent, n);
+		}
+	}
+	/* The newest message is the last short answer; the long turns have all left. */
+	assert_int_equal(hist->count, CONV_HISTORY_MESSAGES_MAX);
+	assert_memory_equal(hist->raw + hist->msgs[hist->count - 1u].offset, "r39", 3);
+	free(hist);
+}
+
 static void history_bounds(void **state)
 {
 	static char user[20000];
@@ -613,8 +735,17 @@ static void history_bounds(void **state)
 	assert_int_equal(hist->msgs[0].role, CONV_REC_USER);
 	assert_true(hist->raw_bytes <= CONFIG_AGENT_CHAT_HISTORY_RAW_MAX);
 	assert_true(hist->raw_bytes + 2u * 700u > CONFIG_AGENT_CHAT_HISTORY_RAW_MAX);
-	fill_text(assistant, 700, 11u + 100u);
-	assert_memory_equal(hist->raw + hist->msgs[hist->count - 1u].offset, assistant, 700);
+	for (uint32_t i = 0; i < hist->count; i++) {
+		unsigned int turn = 12u - hist->count / 2u + i / 2u;
+
+		/* Even: the turn's user message; odd: its answer. */
+		fill_text(user, 700, i % 2u == 0u ? turn : turn + 100u);
+		assert_int_equal(hist->msgs[i].role,
+				 i % 2u == 0u ? CONV_REC_USER : CONV_REC_ASSISTANT);
+		assert_int_equal(hist->msgs[i].len, 700);
+		assert_memory_equal(hist->raw + hist->msgs[i].offset, user, 700);
+	}
+	check_window_layout(hist);
 	assert_int_equal(hist->serialized_bytes, history_json_len(hist));
 
 	/* Serialized bound: control characters take 6 bytes each once escaped. */
@@ -648,13 +779,27 @@ static void history_count_and_large_message(void **state)
 	for (unsigned int i = 0; i < 40; i++) {
 		char u[16];
 
+		char a[16];
+
 		snprintf(u, sizeof(u), "u%u", i);
-		assert_int_equal(commit_texts(&h, u, strlen(u), "a", 1), 0);
+		snprintf(a, sizeof(a), "a%u", i);
+		assert_int_equal(commit_texts(&h, u, strlen(u), a, strlen(a)), 0);
 	}
 	assert_int_equal(conv_store_history(1, hist), 0);
 	assert_int_equal(hist->count, CONV_HISTORY_MESSAGES_MAX);
 	assert_true(hist->truncated);
-	assert_memory_equal(hist->raw + hist->msgs[0].offset, "u8", 2);
+	/* Every message of the window: turns 8..39, in order; the ring wraps once. */
+	for (uint32_t i = 0; i < hist->count; i++) {
+		char want[16];
+
+		snprintf(want, sizeof(want), "%c%u", i % 2u == 0u ? 'u' : 'a', 8u + i / 2u);
+		assert_int_equal(hist->msgs[i].role,
+				 i % 2u == 0u ? CONV_REC_USER : CONV_REC_ASSISTANT);
+		assert_int_equal(hist->msgs[i].len, strlen(want));
+		assert_memory_equal(hist->raw + hist->msgs[i].offset, want, strlen(want));
+	}
+	check_window_layout(hist);
+	assert_int_equal(hist->serialized_bytes, history_json_len(hist));
 
 	/* A newest message above the raw bound: nothing older can be replayed either. */
 	assert_int_equal(conv_store_create(&h, &meta), 2);
@@ -1059,6 +1204,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(bounds_sd, setup_sd, teardown),
 		cmocka_unit_test_setup_teardown(history_bounds, setup_sd, teardown),
 		cmocka_unit_test_setup_teardown(history_count_and_large_message, setup_sd, teardown),
+		cmocka_unit_test_setup_teardown(history_window_wraps_the_ring, setup_sd, teardown),
 		cmocka_unit_test_setup_teardown(restore_48k_bounded_memory, setup_sd, teardown),
 		cmocka_unit_test_prestate_setup_teardown(fault_at_every_call, setup_flash, teardown,
 							 NULL),

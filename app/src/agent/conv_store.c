@@ -1419,14 +1419,52 @@ static int history_visit(struct scan *s, const uint8_t head[CONV_RECORD_HEAD_BYT
 	return 0;
 }
 
-/* Second pass: copy the window's texts into out->raw, checking each record again. */
+/* Reverse the ring entries [from, to) of @p hc, with their serialized sizes. */
+static void history_reverse(struct history_ctx *hc, uint32_t from, uint32_t to)
+{
+	struct conv_history_msg *msgs = hc->out->msgs;
+
+	while (from + 1u < to) {
+		struct conv_history_msg m = msgs[from];
+		uint32_t ser = hc->ser_len[from];
+
+		to--;
+		msgs[from] = msgs[to];
+		hc->ser_len[from] = hc->ser_len[to];
+		msgs[to] = m;
+		hc->ser_len[to] = ser;
+		from++;
+	}
+}
+
+/*
+ * Rotate the ring in place so that the window starts at msgs[0] and runs in order (three
+ * reversals): the fill below then reads and writes each entry at the same index.
+ */
+static void history_linearize(struct history_ctx *hc)
+{
+	if (hc->head == 0u) {
+		return;
+	}
+	history_reverse(hc, 0, hc->head);
+	history_reverse(hc, hc->head, CONV_HISTORY_MESSAGES_MAX);
+	history_reverse(hc, 0, CONV_HISTORY_MESSAGES_MAX);
+	hc->head = 0;
+}
+
+/*
+ * Second pass, over the linearized window: copy its texts into out->raw, checking each
+ * record again. The first pass kept the window within the raw bound; a text that would not
+ * fit the buffer all the same (the medium changed under the reader) is an error, never an
+ * overflow.
+ */
 static int history_fill(struct scan *s, struct history_ctx *hc)
 {
 	struct conv_history *out = hc->out;
 	uint32_t raw_off = 0;
 
 	for (uint32_t i = 0; i < hc->count; i++) {
-		struct conv_history_msg m = out->msgs[(hc->head + i) % CONV_HISTORY_MESSAGES_MAX];
+		struct conv_history_msg *m = &out->msgs[i];
 		uint8_t head[CONV_RECORD_HEAD_BYTES];
 		uint8_t crc_raw[CONV_RECORD_CRC_BYTES];
 		uint32_t crc;
@@ -1434,15 +1472,18 @@ static int history_fill(struct scan *s, struct history_ctx *hc)
 		uint16_t len;
 		int err;
 
-		err = agent_fs_seek(s->file, (int32_t)m.file_pos, AGENT_FS_SEEK_SET);
+		err = agent_fs_seek(s->file, (int32_t)m->file_pos, AGENT_FS_SEEK_SET);
 		if (err == 0) {
 			err = read_exact(s->file, head, sizeof(head));
 		}
 		if (err == 0) {
 			err = conv_record_head_decode(head, &type, &len);
 		}
-		if (err == 0 && (type != m.role || len != m.len)) {
+		if (err == 0 && (type != m->role || len != m->len)) {
 			err = -EIO; /* the medium changed under the reader */
+		}
+		if (err == 0 && (size_t)len > sizeof(out->raw) - raw_off) {
+			err = -EIO;
 		}
 		if (err == 0) {
 			err = read_exact(s->file, out->raw + raw_off, len);
@@ -1457,9 +1498,8 @@ static int history_fill(struct scan *s, struct history_ctx *hc)
 		if (crc != conv_get_le32(crc_raw)) {
 			return -EIO;
 		}
-		m.offset = raw_off;
+		m->offset = raw_off;
 		raw_off += len;
-		out->msgs[i] = m;
 	}
 	return 0;
 }
@@ -1496,6 +1536,7 @@ int conv_store_history(uint8_t slot, struct conv_history *out)
 		history_pop(&hc);
 	}
 	if (err == 0 && hc.count > 0u) {
+		history_linearize(&hc);
 		slot_path(path, slot, "bin");
 		err = scan_open(&s, path, slot, buf);
 		if (err == 0) {

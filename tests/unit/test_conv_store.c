@@ -198,9 +198,6 @@ static void create_commit_list_read_delete(void **state)
 	assert_int_equal(conv_store_summary(0, &sum), -EINVAL);
 	assert_int_equal(conv_store_summary(CONFIG_AGENT_CONV_FLASH_SLOTS + 1, &sum), -EINVAL);
 	assert_int_equal(conv_store_delete(CONFIG_AGENT_CONV_FLASH_SLOTS + 1), -EINVAL);
-	struct conv_meta long_provider = {1, "a-provider-name-of-32-bytes-long", "m", "t"};
-
-	assert_int_equal(conv_store_create(&h, &long_provider), -EINVAL);
 	/* A title is cut at a character boundary: 62 ASCII bytes, then a 2-byte character. */
 	char title[80];
 
@@ -227,6 +224,51 @@ static void create_commit_list_read_delete(void **state)
 	assert_int_equal(conv_store_commit(&h, &bad_id, &why), -EINVAL);
 	assert_int_equal(conv_store_summary(1, &sum), -ENOENT);
 	free(c);
+}
+
+/*
+ * The chat passes the endpoint's host as the provider (up to 253 bytes): a longer one is cut
+ * to CONV_PROVIDER_MAX at a character boundary, like the title, not refused.
+ */
+static void create_cuts_a_long_provider(void **state)
+{
+	static const char host[] = "llm-gateway.inference.eu-west-1.example-provider.internal.io";
+	char accented[CONV_PROVIDER_MAX + 8];
+	struct conv_meta meta = {1, host, "gpt-test", "long host"};
+	struct conv_summary sum;
+	struct conv_handle h;
+	char model[CONV_MODEL_MAX + 2];
+
+	(void)state;
+	assert_int_equal(strlen(host), 60);
+	assert_int_equal(conv_store_init(), 0);
+	assert_int_equal(conv_store_create(&h, &meta), 1);
+	assert_int_equal(strlen(h.provider), CONV_PROVIDER_MAX);
+	assert_memory_equal(h.provider, host, CONV_PROVIDER_MAX);
+	assert_int_equal(commit_sized(&h, 5, 5, 1, "resp_1"), 0);
+	assert_int_equal(conv_store_summary(1, &sum), 0);
+	assert_string_equal(sum.provider, h.provider);
+
+	/* A two-byte character across the bound goes whole: 30 bytes are kept. */
+	memset(accented, 'x', CONV_PROVIDER_MAX - 1u);
+	memcpy(accented + CONV_PROVIDER_MAX - 1u, "\xc3\xa9yz", 5);
+	meta.provider = accented;
+	assert_int_equal(conv_store_create(&h, &meta), 2);
+	assert_int_equal(strlen(h.provider), CONV_PROVIDER_MAX - 1u);
+	assert_memory_equal(h.provider, accented, CONV_PROVIDER_MAX - 1u);
+	assert_int_equal(commit_sized(&h, 5, 5, 2, NULL), 0);
+	assert_int_equal(conv_store_summary(2, &sum), 0);
+	assert_string_equal(sum.provider, h.provider);
+
+	/* Exactly the bound is kept whole; a model above its bound is still refused. */
+	accented[CONV_PROVIDER_MAX] = '\0';
+	memset(accented, 'p', CONV_PROVIDER_MAX);
+	assert_int_equal(conv_store_create(&h, &meta), 3);
+	assert_string_equal(h.provider, accented);
+	memset(model, 'm', sizeof(model) - 1u);
+	model[sizeof(model) - 1u] = '\0';
+	meta.model = model;
+	assert_int_equal(conv_store_create(&h, &meta), -EINVAL);
 }
 
 static void eviction_order_flash(void **state)
@@ -1189,6 +1231,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(create_commit_list_read_delete, setup_flash,
 						teardown),
+		cmocka_unit_test_setup_teardown(create_cuts_a_long_provider, setup_flash, teardown),
 		cmocka_unit_test_setup_teardown(eviction_order_flash, setup_flash, teardown),
 		cmocka_unit_test_setup_teardown(eviction_order_sd, setup_sd, teardown),
 		cmocka_unit_test_setup_teardown(sd_folder_behaves_like_fat, setup_sd, teardown),

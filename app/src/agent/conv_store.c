@@ -711,7 +711,8 @@ int conv_store_create(struct conv_handle *h, const struct conv_meta *meta)
 	provider = meta->provider != NULL ? meta->provider : "";
 	model = meta->model != NULL ? meta->model : "";
 	title = meta->title != NULL ? meta->title : "";
-	if (strlen(provider) > CONV_PROVIDER_MAX || strlen(model) > CONV_MODEL_MAX) {
+	/* The chat passes the endpoint's host (up to 253 bytes): it is cut, like the title. */
+	if (strlen(model) > CONV_MODEL_MAX) {
 		return -EINVAL;
 	}
 	err = enter();
@@ -730,7 +731,8 @@ int conv_store_create(struct conv_handle *h, const struct conv_meta *meta)
 	h->pending = true;
 	h->protocol = meta->protocol;
 	h->created_s = wall_now();
-	copy_text(h->provider, sizeof(h->provider), provider, strlen(provider));
+	copy_text(h->provider, sizeof(h->provider), provider,
+		  conv_utf8_prefix(provider, strlen(provider), CONV_PROVIDER_MAX));
 	copy_text(h->model, sizeof(h->model), model, strlen(model));
 	copy_text(h->title, sizeof(h->title), title,
 		  conv_utf8_prefix(title, strlen(title), CONV_TITLE_MAX));

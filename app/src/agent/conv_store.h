@@ -61,7 +61,7 @@ struct conv_summary {
 /** What a new conversation records besides its turns. */
 struct conv_meta {
 	uint8_t protocol;     /* enum agent_protocol */
-	const char *provider; /* at most CONV_PROVIDER_MAX bytes */
+	const char *provider; /* cut to CONV_PROVIDER_MAX bytes at a character boundary */
 	const char *model;    /* at most CONV_MODEL_MAX bytes */
 	const char *title;    /* cut to CONV_TITLE_MAX bytes at a character boundary */
 };

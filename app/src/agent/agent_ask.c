@@ -17,6 +17,7 @@
 #include "agent_keys.h"
 #include "agent_print.h"
 #include "agent_request.h"
+#include "agent_text.h"
 
 #define CALL_SHOWN_MAX 200 /* bytes of a tool call's arguments shown */
 
@@ -33,7 +34,7 @@ static struct {
 	char instructions[256];
 	struct provider_usage usage;
 	bool usage_seen;
-	bool text_shown;
+	struct agent_text_filter filter;
 	bool line_open; /* the last output did not end a line */
 } ask;
 
@@ -62,23 +63,54 @@ static void end_line(void)
 	}
 }
 
+/* Untrusted text (from the model or the server) through the terminal-safe filter. */
+struct safe_buf {
+	char buf[64];
+	size_t len;
+};
+
+static void safe_put(void *user, char c)
+{
+	struct safe_buf *b = user;
+
+	b->buf[b->len++] = c;
+	if (b->len == sizeof(b->buf)) {
+		out(b->buf, b->len);
+		b->len = 0;
+	}
+}
+
+static void safe_out(const char *text, size_t len)
+{
+	struct safe_buf b = {.len = 0};
+
+	agent_text_filter(&ask.filter, text, len, safe_put, &b);
+	out(b.buf, b.len);
+}
+
+static void safe_outs(const char *text)
+{
+	safe_out(text, strlen(text));
+	agent_text_filter_reset(&ask.filter);
+}
+
 static void on_text(void *user, const char *text, size_t len)
 {
 	(void)user;
-	out(text, len);
-	ask.text_shown = true;
+	safe_out(text, len);
 }
 
 static void on_tool_call(void *user, const char *name, const char *arguments, size_t len)
 {
-	char line[CALL_SHOWN_MAX + PROVIDER_NAME_MAX + 32];
-
 	(void)user;
 	end_line();
-	snprintf(line, sizeof(line), "[tool call] %s %.*s%s\n", name,
-		 (int)(len > CALL_SHOWN_MAX ? CALL_SHOWN_MAX : len), arguments,
-		 len > CALL_SHOWN_MAX ? "..." : "");
-	out(line, strlen(line));
+	agent_text_filter_reset(&ask.filter);
+	out("[tool call] ", 12);
+	safe_outs(name);
+	out(" ", 1);
+	safe_out(arguments, len > CALL_SHOWN_MAX ? CALL_SHOWN_MAX : len);
+	agent_text_filter_reset(&ask.filter);
+	out(len > CALL_SHOWN_MAX ? "...\n" : "\n", len > CALL_SHOWN_MAX ? 4 : 1);
 }
 
 static void on_tool_done(void *user, const char *name, enum agent_tool_outcome outcome,
@@ -91,10 +123,14 @@ static void on_tool_done(void *user, const char *name, enum agent_tool_outcome o
 		agent_printf(ask.console, "[tool] %s: done\n", name);
 		break;
 	case AGENT_TOOL_DENIED:
-		agent_printf(ask.console, "[tool] %s: denied (%s)\n", name, detail);
+		agent_printf(ask.console, "[tool] %s: denied (", name);
+		safe_outs(detail); /* may quote what the model sent */
+		out(")\n", 2);
 		break;
 	case AGENT_TOOL_FAILED:
-		agent_printf(ask.console, "[tool] %s: failed: %s\n", name, detail);
+		agent_printf(ask.console, "[tool] %s: failed: ", name);
+		safe_outs(detail);
+		out("\n", 1);
 		break;
 	case AGENT_TOOL_RETRY:
 		agent_printf(ask.console, "[tool] %s: activated; the model is asked to call it "
@@ -114,13 +150,19 @@ static int on_confirm(void *user, const char *name, const char *arguments, size_
 	(void)user;
 	end_line();
 	agent_confirm_arm();
-	/* Every byte of the arguments (up to 4095), not cut by a formatted line's buffer. */
-	agent_printf(ask.console, "[confirm] %s ", name);
-	agent_console_write(ask.console, arguments, len);
+	/* Every byte of the arguments (up to 4095), not cut by a formatted line's buffer, and
+	 * nothing in them that could move the cursor or fake the question. */
+	agent_text_filter_reset(&ask.filter);
+	out("[confirm] ", 10);
+	safe_outs(name);
+	out(" ", 1);
+	safe_out(arguments, len);
+	agent_text_filter_reset(&ask.filter);
 	agent_puts(ask.console, "\nAllow once? [y/N] ");
 	answer = agent_confirm_wait(&timed_out);
 	if (timed_out) {
 		agent_puts(ask.console, "\n(no answer: denied)\n");
+		ask.line_open = false;
 		return 0;
 	}
 	agent_puts(ask.console, answer > 0 ? "y\n" : answer == 0 ? "n\n" : "\n");
@@ -139,7 +181,10 @@ static void on_error(void *user, const char *message)
 {
 	(void)user;
 	end_line();
-	agent_error(ask.console, "%s", message);
+	agent_text_filter_reset(&ask.filter);
+	out("agent: ", 7);
+	safe_outs(message);
+	out("\n", 1);
 	ask.line_open = false;
 }
 
@@ -304,7 +349,7 @@ int agent_cmd_ask_exec(struct agent_console *console, int argc, char **argv)
 	agent_board_instructions(ask.instructions, sizeof(ask.instructions));
 	ask.console = console;
 	ask.usage_seen = false;
-	ask.text_shown = false;
+	agent_text_filter_reset(&ask.filter);
 	ask.line_open = false;
 	ask.leave = false;
 	agent_cancel_reset(&ask.cancel);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "agent_screen.h"
+#include "agent_text.h"
 
 #define SB_SIZE	    CONFIG_AGENT_CHAT_SCROLLBACK_SIZE
 #define MARK_BOLD   '\x01'
@@ -29,7 +30,7 @@ static struct {
 	uint16_t cur_row; /* end of the transcript on screen: row 1..height */
 	uint16_t cur_col; /* columns used on that row, 0..cols */
 	bool bold;	  /* style at the end of the transcript */
-	bool c2_held;	  /* a 0xc2 byte not yet added: it may start a C1 control */
+	struct agent_text_filter filter; /* keeps a 0xc2 that may start a C1 control */
 	size_t len;	  /* bytes in sb */
 	int offset;	  /* visual lines paged back; 0 = at the end */
 	uint32_t usage[3];
@@ -322,12 +323,18 @@ static void live_char(char c)
 	emit(&c, 1);
 }
 
-static void put_char(char c, bool live)
+/* A shown byte: kept in the scrollback, and written when the view is at the end. */
+static void put_live(void *user, char c)
 {
+	(void)user;
 	sb_put(c);
-	if (live) {
-		live_char(c);
-	}
+	live_char(c);
+}
+
+static void put_kept(void *user, char c)
+{
+	(void)user;
+	sb_put(c);
 }
 
 static void lock(void)
@@ -357,29 +364,8 @@ static void append_locked(const char *text, size_t len, enum screen_style st)
 		sb_put(bold ? MARK_BOLD : MARK_PLAIN);
 		scr.bold = bold;
 	}
-	for (size_t i = 0; i < len; i++) {
-		char c = text[i];
-
-		if (scr.c2_held) {
-			/* The C1 controls U+0080..U+009F are 0xc2 0x80..0x9f; U+009B is a CSI. */
-			scr.c2_held = false;
-			if ((unsigned char)c >= 0x80 && (unsigned char)c <= 0x9f) {
-				continue;
-			}
-			put_char('\xc2', live);
-		}
-		if (c == '\xc2') {
-			scr.c2_held = true; /* the next byte decides, maybe in the next piece */
-			continue;
-		}
-		if (c == '\t') {
-			c = ' ';
-		}
-		if (((unsigned char)c < 0x20 && c != '\n') || c == 0x7f) {
-			continue; /* no control characters: nothing may steer the terminal */
-		}
-		put_char(c, live);
-	}
+	/* No control characters: nothing the model writes may steer the terminal. */
+	agent_text_filter(&scr.filter, text, len, live ? put_live : put_kept, NULL);
 	if (bold) {
 		sb_put(MARK_PLAIN);
 		scr.bold = false;
@@ -416,7 +402,7 @@ int screen_open(struct agent_console *console, uint16_t cols, uint16_t rows)
 	scr.cur_row = 1;
 	scr.cur_col = 0;
 	scr.bold = false;
-	scr.c2_held = false;
+	agent_text_filter_reset(&scr.filter);
 	scr.len = 0;
 	scr.offset = 0;
 	memset(scr.usage, 0, sizeof(scr.usage));

@@ -222,6 +222,47 @@ def test_chat_history_is_bounded_and_starts_with_a_user_message(sims) -> None:
     assert listed(dut) == [(1, 3, u1[:63])]
 
 
+def test_an_unsaved_first_turn_never_borrows_another_conversation(sims) -> None:
+    """A new conversation whose first turn cannot be stored (over the 10 KiB flash bound)
+    reserved a slot that still holds another conversation: the next message must not carry
+    that conversation's messages as its history."""
+    script = Script([text_reply("chat", text, response_id=f"c{i}", pieces=4)
+                     for i, text in enumerate(
+                         ["answer one", "answer two", "answer three", "x" * 11000, "fine"], 1)])
+    with TestServer(script) as srv:
+        dut = sims.start()
+        configure(dut, srv.url(API_PATH["chat"]))
+        for secret in ("SECRET-ONE", "SECRET-TWO", "SECRET-THREE"):
+            converse(ChatTerm(dut, 80, 24), [secret])
+        term = ChatTerm(dut, 80, 24)
+        term.open()
+        term.send("big one")
+        term.settle(0.1)
+        assert any("this turn was not saved" in line for line in term.shown_lines()), \
+            term.dump()
+        term.send("next")
+        term.leave()
+        reqs = srv.wait_for_requests(5)
+        srv.check()
+    system = system_message(reqs[0])
+    assert reqs[4].json["messages"] == [system, user("next")]  # type: ignore[index]
+    assert all("SECRET" not in r.body.decode() for r in reqs[3:])
+
+
+def test_resume_refuses_another_protocol(sims) -> None:
+    """A Chat Completions conversation cannot continue at a Responses endpoint: its context
+    would be lost silently. One line, and the shell stays."""
+    script = Script([text_reply("chat", "stored", response_id="c1")])
+    with TestServer(script) as srv:
+        dut = sims.start()
+        configure(dut, srv.url(API_PATH["chat"]))
+        converse(ChatTerm(dut, 80, 24), ["keep"])
+        dut.exec_command(f"agent config endpoint {srv.url(API_PATH['responses'])}")
+        assert dut.exec_command("agent resume 1") == [
+            "agent: slot 1 is a chat-completions conversation but the endpoint speaks "
+            "responses: configure a chat-completions endpoint or start a new conversation"]
+
+
 # -- delete and bad slots -----------------------------------------------------------------------
 
 

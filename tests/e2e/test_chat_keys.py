@@ -122,8 +122,9 @@ def test_esc_while_a_request_runs_cancels_it_and_stays(sims, api: Api) -> None:
         mark = len(dut.transcript)
         term.type(b"two\r")
         term.wait(lambda: "agent: Partial answer" in term.transcript, "the partial answer")
-        term.type(b"three\r")  # typing goes on while the request runs; Enter is ignored
-        term.wait(lambda: term.input_line.rstrip() == f"{USER}> three", "the typed text")
+        # No typing while the request runs (a letter could answer a confirmation that
+        # appears meanwhile): the keys and Enter are dropped.
+        term.type(b"three\r")
         term.type(ESC)
         term.wait(lambda: CANCELLED in term.transcript and term.idle(), "the cancellation")
         term.settle()
@@ -131,9 +132,9 @@ def test_esc_while_a_request_runs_cancels_it_and_stays(sims, api: Api) -> None:
         rows = term.transcript
         between = rows[rows.index("agent: Partial answer") + 1: term.find_row(CANCELLED)]
         assert between in ([], ["error: cancelled"]), term.dump()
-        assert term.input_line.rstrip() == f"{USER}> three"
+        assert term.input_line.rstrip() == f"{USER}>"
         assert len(srv.requests) == 2
-        term.send("")  # Enter, now that nothing runs, sends what was typed
+        term.send("three")
         reqs = srv.wait_for_requests(3)
         srv.check()
     body = reqs[2].json

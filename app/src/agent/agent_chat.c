@@ -52,6 +52,8 @@ static struct {
 	char instructions[256];
 	struct conv_handle conv;
 	bool conv_active; /* conv was created or opened */
+	bool conv_saved;  /* conv holds at least one committed turn (its history is ours) */
+	struct agent_mutex *lock; /* orders running/leave between the input and the worker */
 	char response_id[PROVIDER_ID_MAX + 1];
 	size_t answer_len;
 	size_t tool_count;
@@ -212,6 +214,9 @@ static void write_prior(void *user, struct json_writer *w)
 
 /* ---- The worker ---------------------------------------------------------------------------- */
 
+static void lock(void);
+static void unlock(void);
+
 static void commit_turn(const struct agent_request *req)
 {
 	const char *lines[CONFIG_AGENT_MAX_TOOLS_LIMIT];
@@ -252,7 +257,10 @@ static void commit_turn(const struct agent_request *req)
 		}
 		err = conv_store_create(&chat.conv, &meta);
 		if (err < 0) {
-			sayf("agent: the conversation cannot be stored (error %s)%s", "", "");
+			char number[12];
+
+			snprintf(number, sizeof(number), "%d", err);
+			sayf("agent: the conversation cannot be stored (error %s)%s", number, "");
 			return;
 		}
 		chat.conv_active = true;
@@ -260,7 +268,14 @@ static void commit_turn(const struct agent_request *req)
 	err = conv_store_commit(&chat.conv, &turn, &why);
 	if (err != 0) {
 		sayf("agent: this turn was not saved: %s%s", why != NULL ? why : "store error", "");
+		if (!chat.conv_saved) {
+			/* Nothing of this conversation is stored: its slot still holds another one,
+			 * whose messages must never be sent as ours. The next turn tries again. */
+			chat.conv_active = false;
+		}
+		return;
 	}
+	chat.conv_saved = true;
 }
 
 static void worker(void *user_data)
@@ -277,7 +292,7 @@ static void worker(void *user_data)
 	}
 	n = agent_config_key_get(chat.key, sizeof(chat.key));
 	history.count = 0;
-	if (chat.conv_active && agent_config_protocol(chat.cfg->endpoint) == AGENT_PROTOCOL_CHAT &&
+	if (chat.conv_saved && agent_config_protocol(chat.cfg->endpoint) == AGENT_PROTOCOL_CHAT &&
 	    conv_store_history(chat.conv.slot, &history) != 0) {
 		history.count = 0;
 		say("agent: the earlier messages could not be read; sending this one alone");
@@ -309,9 +324,14 @@ static void worker(void *user_data)
 	}
 	agent_job_end("chat", err);
 done:
+	lock();
 	chat.running = false;
+	bool leave = chat.leave;
+
+	chat.leave = false;
+	unlock();
 	screen_set_state("");
-	if (chat.leave) {
+	if (leave) {
 		chat.open = false;
 		screen_close();
 		agent_console_set_bypass(chat.console, NULL, NULL);
@@ -319,6 +339,20 @@ done:
 }
 
 /* ---- Input (console thread) ------------------------------------------------------------------ */
+
+static void lock(void)
+{
+	if (chat.lock != NULL) {
+		agent_mutex_lock(chat.lock);
+	}
+}
+
+static void unlock(void)
+{
+	if (chat.lock != NULL) {
+		agent_mutex_unlock(chat.lock);
+	}
+}
 
 static void submit(void)
 {
@@ -341,7 +375,10 @@ static void submit(void)
 		return;
 	}
 	agent_cancel_reset(&chat.cancel);
+	lock();
 	chat.running = true;
+	chat.leave = false;
+	unlock();
 	screen_set_state("working");
 	err = agent_thread_start(&chat.thread, "agent", CONFIG_AGENT_WORKER_STACK_SIZE, worker,
 				 NULL);
@@ -373,14 +410,18 @@ static void close_now(void)
 /* Esc or Ctrl-X. Returns true when the frontend closed. */
 static bool escape(bool app_exit)
 {
+	lock();
 	if (chat.running) {
-		agent_cancel_raise(&chat.cancel);
-		agent_confirm_cancel();
+		/* The worker reads leave under the same lock after it stops running. */
 		if (app_exit) {
 			chat.leave = true;
 		}
+		unlock();
+		agent_cancel_raise(&chat.cancel);
+		agent_confirm_cancel();
 		return false;
 	}
+	unlock();
 	close_now();
 	return true;
 }
@@ -429,12 +470,17 @@ static size_t chat_input(struct agent_console *console, const uint8_t *data, siz
 			}
 			continue;
 		}
-		if (c == 0x7f || c == 0x08) {
+		if ((c == 0x7f || c == 0x08) && !chat.running) {
 			erase_char();
 			typed = true;
 			continue;
 		}
 		if (c < 0x20) {
+			continue;
+		}
+		if (chat.running) {
+			/* No typing while a request runs: a letter meant for the next message must
+			 * never answer a confirmation that appears meanwhile. */
 			continue;
 		}
 		/* A character goes in whole or not at all (its bytes may come in separate reads). */
@@ -478,6 +524,9 @@ static int open_screen(struct agent_console *console)
 	chat.input_refused = false;
 	chat.leave = false;
 	chat.open = true;
+	if (chat.lock == NULL) {
+		(void)agent_mutex_init(&chat.lock); /* without it the flags are still written once */
+	}
 	screen_set_input(chat.cfg->user, "", 0);
 	return 0;
 }
@@ -519,6 +568,7 @@ int agent_chat_new(struct agent_console *console)
 	}
 	memset(&chat.conv, 0, sizeof(chat.conv));
 	chat.conv_active = false;
+	chat.conv_saved = false;
 	chat.response_id[0] = '\0';
 	err = open_screen(console);
 	if (err != 0) {
@@ -583,20 +633,51 @@ static int parse_slot(struct agent_console *console, const char *text, uint8_t *
 	return 0;
 }
 
+/*
+ * Whether the stored conversation can go on with the endpoint configured now: the same wire
+ * protocol, and for Responses the same provider (its continuation id means nothing
+ * elsewhere). Chat Completions rebuilds its context locally, so any provider will do.
+ */
+static int check_continuable(struct agent_console *console, const struct conv_handle *h)
+{
+	enum agent_protocol now = agent_config_protocol(chat.cfg->endpoint);
+	struct http_url url;
+
+	if (h->protocol != (uint8_t)now) {
+		agent_error(console,
+			    "slot %u is a %s conversation but the endpoint speaks %s: configure "
+			    "a %s endpoint or start a new conversation",
+			    (unsigned int)h->slot, agent_protocol_name((enum agent_protocol)h->protocol),
+			    agent_protocol_name(now),
+			    agent_protocol_name((enum agent_protocol)h->protocol));
+		return -EINVAL;
+	}
+	/* The stored provider is the endpoint's host, cut to CONV_PROVIDER_MAX bytes. */
+	if (now == AGENT_PROTOCOL_RESPONSES && http_url_parse(chat.cfg->endpoint, &url) == 0 &&
+	    strncmp(url.host, h->provider, CONV_PROVIDER_MAX) != 0) {
+		agent_error(console,
+			    "slot %u continues at %s, not at the configured endpoint's host",
+			    (unsigned int)h->slot, h->provider);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int agent_chat_resume(struct agent_console *console, const char *slot_text)
 {
+	static struct conv_handle h;
 	struct replay r = {0};
 	uint8_t slot;
-	int err = check_ready(console);
+	int err = parse_slot(console, slot_text, &slot);
 
 	if (err != 0) {
 		return err;
 	}
-	err = parse_slot(console, slot_text, &slot);
+	err = check_ready(console);
 	if (err != 0) {
 		return err;
 	}
-	err = conv_store_open(&chat.conv, slot);
+	err = conv_store_open(&h, slot);
 	if (err == -ENOENT) {
 		agent_error(console, "slot %u holds no conversation", (unsigned int)slot);
 		return err;
@@ -605,7 +686,13 @@ int agent_chat_resume(struct agent_console *console, const char *slot_text)
 		agent_error(console, "slot %u cannot be read (error %d)", (unsigned int)slot, err);
 		return err;
 	}
+	err = check_continuable(console, &h);
+	if (err != 0) {
+		return err;
+	}
+	chat.conv = h;
 	chat.conv_active = true;
+	chat.conv_saved = true;
 	chat.response_id[0] = '\0';
 	(void)conv_store_last_response_id(slot, chat.response_id, sizeof(chat.response_id));
 	err = open_screen(console);

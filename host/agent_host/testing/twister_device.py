@@ -1,0 +1,335 @@
+"""The device under test as the Twister pytest harness gives it, behind SimDevice's interface.
+
+Under Twister (`harness: pytest` scenarios in twister_tests/, which run pytest with
+``--twister-harness``) the harness owns the device: a native_sim process on pipes, QEMU on a
+FIFO, or a board on its serial port. A reader thread queues what the device prints as whole
+lines (twister_harness/device/device_connection.py in Zephyr's
+scripts/pylib/pytest-twister-harness). :class:`TwisterDevice` puts that DeviceAdapter behind the
+interface the e2e tests use on the simulator (:class:`.sim_device.SimDevice`): ``exec_command``,
+``write``, ``read_until``, ``read_until_any``, ``drain``, ``transcript``, ``stop``.
+:class:`TwisterDevices` stands in for the conftest's simulator factory (``start``,
+``restart``, ``devices``).
+
+What a line reader cannot give, and what the tests therefore leave to the simulator (they are
+marked ``sim_only``; twister_tests/README.md lists them):
+
+- Text that does not end its line (the shell prompt, ``Allow once? [y/N] ``, the hidden key
+  prompt) arrives only once something follows it. Waiting for the *shell* prompt works: Enter
+  typed at the shell prints a fresh prompt and ends the line of the one before, as the
+  harness's own ``Shell.wait_for_prompt`` does. Nothing else can be waited for that way.
+- The reader drops empty lines, so output with a blank line reads differently.
+- The harness reports neither the exit status of the image nor a separate stderr.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn, Protocol
+
+from ..errors import DeviceError
+from .sim_device import PROMPT
+
+#: Name of the flash image native_sim uses under Twister, in the scenario's build directory
+#: (the native_sim default is flash.bin in the working directory, which Twister does not set).
+FLASH_IMAGE = "agent-flash.bin"
+
+# Escape sequences: CSI (colours, cursor moves, erase) and the two-byte ones such as ESC 7 /
+# ESC 8 (save and restore the cursor). The Zephyr shell draws its prompt and line editing
+# with them.
+_ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[0-Z\\-~])")
+
+
+class SimOnlyError(DeviceError):
+    """A test used something only the host simulator has; it needs the sim_only marker."""
+
+
+class HarnessAdapter(Protocol):
+    """What this module uses of twister_harness.device.device_adapter.DeviceAdapter."""
+
+    device_config: Any
+    command: list[str]
+
+    def launch(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    def generate_command(self) -> None: ...
+
+    def readline(self, *, timeout: float | None = None, print_output: bool = True) -> str: ...
+
+    def write(self, data: bytes) -> None: ...
+
+
+def under_twister(options: object) -> bool:
+    """Whether pytest runs under the Twister harness (its plugin's ``--twister-harness``).
+
+    Args:
+        options: ``config.option`` of the pytest run.
+    """
+    return bool(getattr(options, "twister_harness", False))
+
+
+def split_sim_only(items: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+    """Split collected test items into (those Twister runs, those marked ``sim_only``)."""
+    keep: list[Any] = []
+    drop: list[Any] = []
+    for item in items:
+        (drop if item.get_closest_marker("sim_only") is not None else keep).append(item)
+    return keep, drop
+
+
+def clean_line(line: str) -> str:
+    """A console line without its escape sequences."""
+    return _ESCAPES.sub("", line)
+
+
+class TwisterDevice:
+    """One launch of the harness's device, read line by line into a transcript.
+
+    Args:
+        adapter: The harness's DeviceAdapter (already launched by :class:`TwisterDevices`).
+        timeout_error: The exception the adapter's ``readline`` raises when no line came in
+            time (twister_harness.exceptions.TwisterHarnessTimeoutException).
+        prompt: The shell prompt (CONFIG_SHELL_PROMPT_UART of the build).
+        poke_after: Seconds of silence after which Enter is typed while waiting for the
+            shell prompt.
+    """
+
+    def __init__(self, adapter: HarnessAdapter, timeout_error: type[BaseException],
+                 prompt: bytes = PROMPT, poke_after: float = 0.5) -> None:
+        self.adapter = adapter
+        self.timeout_error = timeout_error
+        self.prompt = prompt
+        self.poke_after = poke_after
+        self._transcript = bytearray()  # every line read, escape sequences removed, CR LF ends
+
+    # -- transcript --------------------------------------------------------------------------
+    @property
+    def transcript(self) -> bytearray:
+        """Everything read so far, after taking in the lines already queued."""
+        self._pull_pending()
+        return self._transcript
+
+    def _pull(self, timeout: float) -> bool:
+        """Append the next line to the transcript; False when none came within @timeout."""
+        try:
+            line = self.adapter.readline(timeout=max(timeout, 0.01), print_output=True)
+        except self.timeout_error:
+            return False
+        self._transcript += clean_line(line).encode(errors="replace") + b"\r\n"
+        return True
+
+    def _pull_pending(self) -> None:
+        while self._pull(0.01):
+            pass
+
+    # -- life cycle --------------------------------------------------------------------------
+    def wait_for_prompt(self, timeout: float = 30.0) -> str:
+        """Wait for the shell prompt after a launch (typing Enter); return what was read."""
+        mark = len(self._transcript)
+        self.read_until(self.prompt, timeout, start=mark)
+        self.drain()
+        return self._transcript[mark:].decode(errors="replace")
+
+    def stop(self) -> int:
+        """Close the device. The harness does not report an exit status: always 0."""
+        self.adapter.close()
+        return 0
+
+    def stderr_text(self) -> str:
+        """Nothing: the harness merges the image's stderr into its console output."""
+        return ""
+
+    # -- console -----------------------------------------------------------------------------
+    def write(self, data: bytes) -> None:
+        self.adapter.write(data)
+
+    def drain(self, quiet: float = 0.3) -> bytes:
+        """Read until no line has come for @quiet seconds."""
+        begin = len(self._transcript)
+        while self._pull(quiet):
+            pass
+        return bytes(self._transcript[begin:])
+
+    def read_until(self, pattern: bytes, timeout: float = 10.0, start: int | None = None) -> bytes:
+        """Read until @pattern appears in the transcript after @start; return that part.
+
+        A pattern that ends with the shell prompt is waited for by typing Enter once the
+        console has been silent for a moment (then again every ``poke_after`` seconds of
+        silence): at the shell that prints a fresh prompt and ends the line of the one waited
+        for. Only wait so when the device is, or is about to be, back at the shell.
+        """
+        begin = len(self._transcript) if start is None else start
+        poke = pattern.endswith(self.prompt)
+        quiet = min(0.1, self.poke_after)  # before the first Enter
+        deadline = time.monotonic() + timeout
+        last = time.monotonic()
+        while pattern not in self._transcript[begin:]:
+            now = time.monotonic()
+            if now >= deadline:
+                tail = bytes(self._transcript[begin:])[-400:]
+                raise DeviceError(f"timed out waiting for {pattern!r}; got {tail!r}")
+            if self._pull(min(deadline - now, 0.05)):
+                last = time.monotonic()
+            elif poke and time.monotonic() - last >= quiet:
+                self.adapter.write(b"\n")
+                last = time.monotonic()
+                quiet = self.poke_after
+        return bytes(self._transcript[begin:])
+
+    def read_until_any(self, patterns: list[bytes], timeout: float = 10.0,
+                       start: int | None = None) -> tuple[bytes, bytes]:
+        """Read until one of @patterns appears after @start (see SimDevice.read_until_any).
+
+        Patterns are only seen once their line has ended; nothing is typed meanwhile.
+        """
+        begin = len(self._transcript) if start is None else start
+        deadline = time.monotonic() + timeout
+        while True:
+            tail = self._transcript[begin:]
+            found = [(tail.find(p), p) for p in patterns if p in tail]
+            if found:
+                at, pattern = min(found)
+                return pattern, bytes(tail[: at + len(pattern)])
+            now = time.monotonic()
+            if now >= deadline:
+                raise DeviceError(f"timed out waiting for any of {patterns!r}; got "
+                                  f"{bytes(tail)[-400:]!r}")
+            self._pull(min(deadline - now, 0.05))
+
+    def exec_command(self, cmd: str, timeout: float = 10.0) -> list[str]:
+        """Type @cmd and Enter; return the output lines before the next prompt.
+
+        As the harness's ``Shell.exec_command``: the command goes out with a second Enter, so
+        the prompt printed after the command ends its line when the next one is printed. The
+        echo is recognised even when the shell broke it over several lines (a command wider
+        than the terminal), which a single-line match of the command cannot do.
+        """
+        self._pull_pending()
+        self.adapter.write(cmd.encode() + b"\n\n")
+        bare = self.prompt.decode(errors="replace").rstrip()
+        deadline = time.monotonic() + timeout
+        lines: list[str] = []
+        while True:
+            mark = len(self._transcript)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not self._pull(remaining):
+                raise DeviceError(f"timed out waiting for the prompt after {cmd!r}; got "
+                                  f"{lines[-5:]!r}")
+            line = self._transcript[mark:-2].decode(errors="replace")
+            if line.rstrip() == bare:
+                break
+            lines.append(line)
+        return [x for x in lines[self._echo_lines(lines, cmd):] if x != ""]
+
+    def _echo_lines(self, lines: list[str], cmd: str) -> int:
+        """How many of @lines are the echo of @cmd (at least the first line)."""
+        if not lines:
+            return 0
+        prompt = self.prompt.decode(errors="replace")
+        first = lines[0]
+        at = first.find(prompt)
+        echo = first[at + len(prompt):] if at >= 0 else first
+        count = 1
+        while (echo != cmd and count < len(lines) and lines[count]
+               and cmd.startswith(echo + lines[count])):
+            echo += lines[count]
+            count += 1
+        return count if echo == cmd else 1
+
+
+class TwisterDevices:
+    """The conftest's device factory under Twister: one device, launched again per start.
+
+    A start gives a device with a fresh agent configuration, as each simulator test starts
+    on a new flash image:
+
+    - native_sim: the image is ``<build dir>/agent-flash.bin`` (native_sim's ``--flash``),
+      erased at a start (``--flash_erase``) and kept over a restart.
+    - QEMU: the board's flash is the RAM-backed flash simulator (drivers/flash/
+      flash_simulator.c fills it with the erase value at boot), so every launch is fresh and
+      a restart cannot keep anything: a test that restarts is skipped there.
+    - hardware: the storage partition survives flashing; a start erases the configuration
+      with ``agent forget``. Files in /lfs stay.
+
+    Args:
+        adapter: The harness's session DeviceAdapter (fixture ``device_object``).
+        timeout_error: See :class:`TwisterDevice`.
+        skip: Called with a reason to skip the running test (``pytest.skip``).
+        prompt: The shell prompt.
+        poke_after: See :class:`TwisterDevice`.
+    """
+
+    def __init__(self, adapter: HarnessAdapter, timeout_error: type[BaseException],
+                 skip: Callable[[str], NoReturn], prompt: bytes = PROMPT,
+                 poke_after: float = 0.5) -> None:
+        self.adapter = adapter
+        self.timeout_error = timeout_error
+        self.skip = skip
+        self.prompt = prompt
+        self.poke_after = poke_after
+        config = adapter.device_config
+        self.device_type = str(config.type)
+        self.platform = str(getattr(config, "platform", "") or "")
+        self.build_dir = Path(config.build_dir)
+        self.extra_test_args = str(getattr(config, "extra_test_args", "") or "")
+        self.devices: list[TwisterDevice] = []
+
+    @property
+    def flash(self) -> Path:
+        """The simulator's flash image on the host: there is none under Twister."""
+        raise SimOnlyError("the flash image is read on the host only with the simulator: "
+                           "mark the test sim_only")
+
+    @property
+    def image(self) -> Path:
+        """native_sim's flash image in the build directory."""
+        return self.build_dir / FLASH_IMAGE
+
+    def start(self, extra_args: list[str] | None = None) -> TwisterDevice:
+        """Launch the device with a fresh configuration and wait for its prompt."""
+        if extra_args:
+            raise SimOnlyError(f"simulator options {extra_args!r} have no Twister "
+                               "equivalent: mark the test sim_only")
+        return self._launch(fresh=True)
+
+    def restart(self, dev: TwisterDevice) -> TwisterDevice:
+        """Stop @dev and launch again on the same storage."""
+        dev.stop()
+        if self.device_type == "qemu":
+            self.skip(f"{self.platform or 'QEMU'}: the flash simulator is in RAM, nothing "
+                      "survives a relaunch")
+        return self._launch(fresh=False)
+
+    def close(self) -> None:
+        self.adapter.close()
+
+    def command(self, fresh: bool) -> list[str]:
+        """The command line the adapter launches, or [] to let the harness make its own."""
+        if self.device_type != "native":
+            return []
+        self.adapter.command = []
+        self.adapter.generate_command()  # [<build>/zephyr/zephyr.exe]
+        argv = [*self.adapter.command, f"--flash={self.image}"]
+        if fresh:
+            argv.append("--flash_erase")
+        return argv + shlex.split(self.extra_test_args)
+
+    def _launch(self, fresh: bool) -> TwisterDevice:
+        self.adapter.close()
+        # DeviceAdapter.launch() keeps a command that is already set and generates one
+        # (with the extra test arguments) only when it is empty.
+        self.adapter.command = self.command(fresh)
+        dev = TwisterDevice(self.adapter, self.timeout_error, self.prompt, self.poke_after)
+        self.devices.append(dev)
+        self.adapter.launch()
+        dev.wait_for_prompt()
+        if fresh and self.device_type == "hardware":
+            out = dev.exec_command("agent forget")
+            if out != ["agent configuration erased"]:
+                raise DeviceError(f"agent forget answered {out!r}")
+        return dev

@@ -270,6 +270,36 @@ static void test_registry_add_rules(void **state)
 	assert_int_equal(tool_registry_add(&runner), -EEXIST);
 	nameless.name = NULL;
 	assert_int_equal(tool_registry_add(&nameless), -EINVAL);
+
+	/* Params the argument parser cannot hold are refused. */
+	static const struct tool_param five_fields[] = {
+		{.name = "a", .type = TOOL_PARAM_STRING, .max = 1},
+		{.name = "b", .type = TOOL_PARAM_STRING, .max = 1},
+		{.name = "c", .type = TOOL_PARAM_STRING, .max = 1},
+		{.name = "d", .type = TOOL_PARAM_STRING, .max = 1},
+		{.name = "e", .type = TOOL_PARAM_STRING, .max = 1},
+	};
+	static const struct tool_param wide[] = {
+		{.name = "items", .type = TOOL_PARAM_OBJECTS, .max = 2, .fields = five_fields,
+		 .field_count = 5},
+	};
+	static const struct tool_param two_arrays[] = {
+		{.name = "x", .type = TOOL_PARAM_STRINGS, .max = 2, .item_max_len = 4},
+		{.name = "y", .type = TOOL_PARAM_STRINGS, .max = 2, .item_max_len = 4},
+	};
+	struct tool_def bad = runner;
+
+	bad.name = "bad_tool";
+	bad.params = wide;
+	bad.param_count = 1;
+	assert_int_equal(tool_registry_add(&bad), -EINVAL);
+	bad.params = two_arrays;
+	bad.param_count = 2;
+	assert_int_equal(tool_registry_add(&bad), -EINVAL);
+	bad.params = five_fields; /* five scalar top-level fields are fine */
+	bad.param_count = 5;
+	assert_int_equal(tool_registry_add(&bad), 0);
+	assert_int_equal(tool_registry_remove(&bad), 0);
 	assert_ptr_equal(tool_registry_find("script_run_file"), &runner);
 }
 

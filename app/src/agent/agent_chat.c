@@ -580,14 +580,9 @@ int agent_chat_new(struct agent_console *console)
 }
 
 /* Replay the stored transcript record by record (bounded pieces, never the whole file). */
-struct replay {
-	bool line_started;
-};
-
 static int replay_chunk(const struct conv_chunk *chunk, void *user_data)
 {
-	struct replay *r = user_data;
-
+	(void)user_data;
 	if (chunk->offset == 0) {
 		screen_end_line();
 		switch (chunk->type) {
@@ -605,7 +600,6 @@ static int replay_chunk(const struct conv_chunk *chunk, void *user_data)
 		default:
 			return 0; /* header data, ids and usage are not shown */
 		}
-		r->line_started = true;
 	}
 	if (chunk->type == CONV_REC_USER || chunk->type == CONV_REC_ASSISTANT ||
 	    chunk->type == CONV_REC_TOOL) {
@@ -666,7 +660,6 @@ static int check_continuable(struct agent_console *console, const struct conv_ha
 int agent_chat_resume(struct agent_console *console, const char *slot_text)
 {
 	static struct conv_handle h;
-	struct replay r = {0};
 	uint8_t slot;
 	int err = parse_slot(console, slot_text, &slot);
 
@@ -699,7 +692,7 @@ int agent_chat_resume(struct agent_console *console, const char *slot_text)
 	if (err != 0) {
 		return err;
 	}
-	err = conv_store_read(slot, replay_chunk, &r);
+	err = conv_store_read(slot, replay_chunk, NULL);
 	screen_end_line();
 	if (err != 0) {
 		say("agent: the rest of this conversation is damaged and was not shown");

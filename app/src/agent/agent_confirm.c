@@ -49,11 +49,6 @@ int agent_confirm_wait(bool *timed_out)
 	return answer;
 }
 
-bool agent_confirm_waiting(void)
-{
-	return waiting;
-}
-
 bool agent_confirm_key(uint8_t key)
 {
 	if (!waiting) {
@@ -78,11 +73,6 @@ bool agent_confirm_key(uint8_t key)
 void agent_confirm_cancel(void)
 {
 	deliver(-ECANCELED);
-}
-
-uint32_t agent_confirm_timeout_ms(void)
-{
-	return timeout_ms;
 }
 
 #if defined(CONFIG_AGENT_TOOL_TEST_HOOKS)

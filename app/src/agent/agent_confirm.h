@@ -21,9 +21,6 @@ void agent_confirm_arm(void);
  */
 int agent_confirm_wait(bool *timed_out);
 
-/** Input side: whether a confirmation is waiting for a key. */
-bool agent_confirm_waiting(void);
-
 /**
  * Input side: offer one key. True when it answered the waiting confirmation (y/Y allow;
  * n/N, CR and LF deny); other keys are not taken.
@@ -32,8 +29,5 @@ bool agent_confirm_key(uint8_t key);
 
 /** Input side: Esc or the app-exit key while waiting: the answer is "cancel". */
 void agent_confirm_cancel(void);
-
-/** The deadline (CONFIG_AGENT_CONFIRM_TIMEOUT_S, or the test hook's value). */
-uint32_t agent_confirm_timeout_ms(void);
 
 #endif /* AGENT_CONFIRM_H */

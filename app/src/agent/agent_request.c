@@ -36,7 +36,6 @@ static struct {
 	uint16_t len[HISTORY_RECORDS];
 	size_t count;
 	size_t used;
-	size_t dropped; /* exchanges dropped (oldest first) to make room */
 } hist;
 
 /* What the current provider turn produced. */
@@ -194,8 +193,7 @@ static int history_add(const struct turn_state *st)
 		if (hist.count == 0) {
 			return -ENOSPC;
 		}
-		history_drop_first(2);
-		hist.dropped++;
+		history_drop_first(2); /* the oldest exchange makes room */
 	}
 }
 
@@ -259,6 +257,9 @@ static int handle_call(struct agent_request *req, struct tool_session *session,
 		return -EPROTO;
 	}
 	d = tool_policy_disposition(req->config->tools, def->risk);
+	if (agent_cancel_is_raised(req->cancel)) {
+		return -ECANCELED; /* Esc came before the question: do not ask */
+	}
 	if (d == TOOL_ASKS) {
 		err = req->hooks->confirm(req->user, def->name, call_args, st->args_len);
 		if (err < 0) {

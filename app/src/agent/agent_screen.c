@@ -511,8 +511,3 @@ void screen_page(int pages)
 	}
 	unlock();
 }
-
-bool screen_at_end(void)
-{
-	return scr.offset == 0;
-}

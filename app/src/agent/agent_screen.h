@@ -60,7 +60,4 @@ void screen_set_input(const char *label, const char *text, size_t len);
 /** Page the transcript: @p pages > 0 back (Page Up), < 0 forward (Page Down). */
 void screen_page(int pages);
 
-/** Whether the view is at the end of the transcript (not paged back). */
-bool screen_at_end(void);
-
 #endif /* AGENT_SCREEN_H */

@@ -176,9 +176,10 @@ static void note_dropped(struct provider_turn *t, int32_t key, const char *item_
 			return;
 		}
 	}
-	if (kept < 16) {
-		t->dropped_keys[kept] = key;
+	if (kept == 16) {
+		return; /* no room to tell new keys from old ones: count no further */
 	}
+	t->dropped_keys[kept] = key;
 	t->calls_dropped++;
 }
 

@@ -12,15 +12,15 @@
 #if defined(CONFIG_AGENT_TOOLS_STORAGE)
 #include "tools_storage.h"
 #endif
-#if defined(CONFIG_AGENT_TOOLS_REFERENCE)
-#include "tools_reference.h"
-#endif
 #include "tools_system.h"
 #if defined(CONFIG_AGENT_TOOLS_JOBS)
 #include "tools_jobs.h"
 #endif
 #if defined(CONFIG_AGENT_TOOLS_HARDWARE)
 #include "tools_hardware.h"
+#endif
+#if defined(CONFIG_AGENT_TOOLS_REFERENCE)
+#include "tools_reference.h"
 #endif
 
 static const struct tool_def *const registry[] = {
@@ -75,10 +75,45 @@ const struct tool_def *tool_registry_get(size_t index)
 	return index < dynamic_count ? dynamic[index] : NULL;
 }
 
+/*
+ * What tool_args_parse() can hold: at most one array argument, whose objects have at most
+ * TOOL_ITEM_FIELDS_MAX scalar fields.
+ */
+static bool params_fit(const struct tool_def *def)
+{
+	unsigned int arrays = 0;
+
+	if (def->param_count > TOOL_PARAMS_MAX || (def->param_count > 0 && def->params == NULL)) {
+		return false;
+	}
+	for (size_t i = 0; i < def->param_count; i++) {
+		const struct tool_param *p = &def->params[i];
+
+		if (p->name == NULL) {
+			return false;
+		}
+		if (p->type == TOOL_PARAM_STRINGS || p->type == TOOL_PARAM_OBJECTS) {
+			arrays++;
+		}
+		if (p->type != TOOL_PARAM_OBJECTS) {
+			continue;
+		}
+		if (p->field_count > TOOL_ITEM_FIELDS_MAX || p->fields == NULL) {
+			return false;
+		}
+		for (size_t f = 0; f < p->field_count; f++) {
+			if (p->fields[f].type == TOOL_PARAM_STRINGS ||
+			    p->fields[f].type == TOOL_PARAM_OBJECTS) {
+				return false;
+			}
+		}
+	}
+	return arrays <= 1;
+}
+
 int tool_registry_add(const struct tool_def *def)
 {
-	if (def == NULL || def->name == NULL || def->exec == NULL ||
-	    def->param_count > TOOL_PARAMS_MAX) {
+	if (def == NULL || def->name == NULL || def->exec == NULL || !params_fit(def)) {
 		return -EINVAL;
 	}
 	if (tool_registry_find(def->name) != NULL) {

@@ -18,7 +18,9 @@ const struct tool_def *tool_registry_find(const char *name);
  * Add a tool at run time (script and imported tools): it follows the compiled-in ones.
  * @p def must outlive its registration. 0, -EEXIST for a name already registered, -ENOMEM
  * when all CONFIG_AGENT_TOOL_DYNAMIC_SLOTS slots are taken, -EINVAL for a definition
- * without a name or executor or with more params than TOOL_PARAMS_MAX.
+ * without a name or executor, or with params tool_args_parse() cannot hold (more than
+ * TOOL_PARAMS_MAX, more than one array, objects with more than TOOL_ITEM_FIELDS_MAX fields
+ * or with array fields).
  */
 int tool_registry_add(const struct tool_def *def);
 /** Remove a tool added with tool_registry_add(); -ENOENT when it is not there. */

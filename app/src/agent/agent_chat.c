@@ -305,6 +305,7 @@ static void worker(void *user_data)
 		.cwd = "/lfs",
 		.previous_response_id = chat.response_id[0] != '\0' ? chat.response_id : NULL,
 		.write_prior = history.count > 0 ? write_prior : NULL,
+		.prior_bytes = history.serialized_bytes,
 		.cancel = &chat.cancel,
 		.hooks = &hooks,
 	};

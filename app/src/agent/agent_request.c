@@ -20,7 +20,6 @@
 #define STR_(x)		#x
 #define STR(x)		STR_(x)
 #define STRINGIFY_DESC	STR(CONFIG_AGENT_TOOL_DESCRIPTOR_BUF_SIZE)
-#define STRINGIFY_HIST	STR(CONFIG_AGENT_CHAT_HISTORY_FRAGMENT_SIZE)
 
 static char descriptors[CONFIG_AGENT_TOOL_DESCRIPTOR_BUF_SIZE] AGENT_PSRAM_ATTR;
 static char call_args[CONFIG_AGENT_TOOL_ARGS_MAX_LEN + 1] AGENT_PSRAM_ATTR;
@@ -32,10 +31,11 @@ static struct agent_tool_stats stats;
 
 /* Chat Completions: the messages of earlier turns, each one JSON object. */
 static struct {
-	uint16_t off[HISTORY_RECORDS];
-	uint16_t len[HISTORY_RECORDS];
+	uint32_t off[HISTORY_RECORDS];
+	uint32_t len[HISTORY_RECORDS];
 	size_t count;
 	size_t used;
+	size_t limit; /* bytes the exchanges may use in this request (history_limit()) */
 } hist;
 
 /* What the current provider turn produced. */
@@ -126,7 +126,7 @@ static void history_drop_first(size_t records)
 
 	memmove(history, history + shift, hist.used - shift);
 	for (size_t i = records; i < hist.count; i++) {
-		hist.off[i - records] = (uint16_t)(hist.off[i] - shift);
+		hist.off[i - records] = (uint32_t)(hist.off[i] - shift);
 		hist.len[i - records] = hist.len[i];
 	}
 	hist.count -= records;
@@ -145,7 +145,7 @@ static int history_add(const struct turn_state *st)
 		int n1, n2;
 
 		if (hist.count + 2 <= HISTORY_RECORDS) {
-			jw_init(&w, history + start, HISTORY_BYTES - start);
+			jw_init(&w, history + start, hist.limit - start);
 			jw_object_begin(&w);
 			jw_key(&w, "role");
 			jw_string(&w, "assistant");
@@ -170,7 +170,7 @@ static int history_add(const struct turn_state *st)
 			if (n1 > 0) {
 				size_t second = start + (size_t)n1;
 
-				jw_init(&w, history + second, HISTORY_BYTES - second);
+				jw_init(&w, history + second, hist.limit - second);
 				jw_object_begin(&w);
 				jw_key(&w, "role");
 				jw_string(&w, "tool");
@@ -181,10 +181,10 @@ static int history_add(const struct turn_state *st)
 				jw_object_end(&w);
 				n2 = jw_finish(&w);
 				if (n2 > 0) {
-					hist.off[hist.count] = (uint16_t)start;
-					hist.len[hist.count++] = (uint16_t)n1;
-					hist.off[hist.count] = (uint16_t)second;
-					hist.len[hist.count++] = (uint16_t)n2;
+					hist.off[hist.count] = (uint32_t)start;
+					hist.len[hist.count++] = (uint32_t)n1;
+					hist.off[hist.count] = (uint32_t)second;
+					hist.len[hist.count++] = (uint32_t)n2;
 					hist.used = second + (size_t)n2;
 					return 0;
 				}
@@ -195,6 +195,28 @@ static int history_add(const struct turn_state *st)
 		}
 		history_drop_first(2); /* the oldest exchange makes room */
 	}
+}
+
+/*
+ * The exchanges share the request body with the conversation's earlier messages, the tool
+ * schemas, the prompt and the instructions: they get what the body has left, at least one
+ * exchange's worth and at most their buffer, so that the whole request fits its 32 KiB.
+ */
+#define BODY_OTHER_BYTES                                                                     \
+	(CONFIG_AGENT_TOOL_DESCRIPTOR_BUF_SIZE + 2 * CONFIG_AGENT_PROMPT_MAX_LEN + 2048)
+#define EXCHANGE_FLOOR (2 * (CONFIG_AGENT_TOOL_ARGS_MAX_LEN + 1) + 1024)
+
+static size_t history_limit(size_t prior_bytes)
+{
+	size_t avail = CONFIG_AGENT_PROVIDER_REQUEST_BODY_SIZE > BODY_OTHER_BYTES + prior_bytes
+			       ? CONFIG_AGENT_PROVIDER_REQUEST_BODY_SIZE - BODY_OTHER_BYTES -
+					 prior_bytes
+			       : 0;
+
+	if (avail < EXCHANGE_FLOOR) {
+		avail = EXCHANGE_FLOOR;
+	}
+	return avail < HISTORY_BYTES ? avail : HISTORY_BYTES;
 }
 
 /* ---- One tool call ----------------------------------------------------------------------- */
@@ -319,6 +341,7 @@ static int request_run(struct agent_request *req)
 
 	tool_session_init(&session, req->config->tools, req->prompt);
 	memset(&hist, 0, sizeof(hist));
+	hist.limit = history_limit(req->write_prior != NULL ? req->prior_bytes : 0);
 	memset(&st, 0, sizeof(st));
 	st.req = req;
 	req->response_id[0] = '\0';
@@ -400,8 +423,12 @@ static int request_run(struct agent_request *req)
 			snprintf(prev_id, sizeof(prev_id), "%s", st.response_id);
 			snprintf(answered_id, sizeof(answered_id), "%s", st.call_id);
 		} else if (history_add(&st) != 0) {
-			say_error(req, "the tool exchange does not fit the %s-byte history%s",
-				  STRINGIFY_HIST, "");
+			char room[16];
+
+			snprintf(room, sizeof(room), "%u", (unsigned int)hist.limit);
+			say_error(req, "the tool exchange does not fit the %s bytes left for the "
+				       "history%s",
+				  room, "");
 			return -ENOSPC;
 		}
 		continuation = true;

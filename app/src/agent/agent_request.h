@@ -53,6 +53,7 @@ struct agent_request {
 	/* Chat Completions: the conversation's earlier messages (see provider_request). */
 	void (*write_prior)(void *prior_user, struct json_writer *w);
 	void *prior_user;
+	size_t prior_bytes; /* what write_prior writes, serialized: the tool exchanges get less */
 	struct agent_cancel *cancel;
 	const struct agent_request_hooks *hooks;
 	void *user;

@@ -18,6 +18,7 @@
 #include "agent_print.h"
 #include "agent_request.h"
 #include "agent_text.h"
+#include "utf8.h"
 
 #define CALL_SHOWN_MAX 200 /* bytes of a tool call's arguments shown */
 
@@ -108,7 +109,7 @@ static void on_tool_call(void *user, const char *name, const char *arguments, si
 	out("[tool call] ", 12);
 	safe_outs(name);
 	out(" ", 1);
-	safe_out(arguments, len > CALL_SHOWN_MAX ? CALL_SHOWN_MAX : len);
+	safe_out(arguments, utf8_prefix(arguments, len, CALL_SHOWN_MAX));
 	agent_text_filter_reset(&ask.filter);
 	out(len > CALL_SHOWN_MAX ? "...\n" : "\n", len > CALL_SHOWN_MAX ? 4 : 1);
 }

@@ -25,6 +25,7 @@
 #include "conv_store.h"
 #include "http.h"
 #include "json_writer.h"
+#include "utf8.h"
 
 #define DEFAULT_COLS	80
 #define DEFAULT_ROWS	24
@@ -119,13 +120,17 @@ static void on_tool_call(void *user, const char *name, const char *arguments, si
 
 	(void)user;
 	snprintf(line, sizeof(line), "[tool call] %s %.*s%s", name,
-		 (int)(len > CALL_SHOWN_MAX ? CALL_SHOWN_MAX : len), arguments,
+		 (int)utf8_prefix(arguments, len, CALL_SHOWN_MAX), arguments,
 		 len > CALL_SHOWN_MAX ? "..." : "");
 	say(line);
 	chat.label_due = true;
 	if (chat.tool_count < CONFIG_AGENT_MAX_TOOLS_LIMIT) {
+		/* Whole characters only (the line is stored and replayed), within the line. */
+		size_t name_len = strlen(name);
+		size_t room = TOOL_LINE_MAX > name_len + 1 ? TOOL_LINE_MAX - name_len - 1 : 0;
+
 		snprintf(tool_lines[chat.tool_count++], TOOL_LINE_MAX + 1, "%s %.*s", name,
-			 (int)(len > 100 ? 100 : len), arguments);
+			 (int)utf8_prefix(arguments, len, room < 100 ? room : 100), arguments);
 	}
 }
 

@@ -227,14 +227,5 @@ size_t conv_json_escaped_len(const char *text, size_t len)
 
 size_t conv_utf8_prefix(const char *text, size_t len, size_t max)
 {
-	const uint8_t *p = (const uint8_t *)text;
-
-	if (len <= max) {
-		return len;
-	}
-	/* Step back over continuation bytes so that no character is cut. */
-	while (max > 0u && (p[max] & 0xC0u) == 0x80u) {
-		max--;
-	}
-	return max;
+	return utf8_prefix(text, len, max);
 }

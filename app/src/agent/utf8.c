@@ -49,3 +49,17 @@ size_t utf8_encode(uint32_t cp, uint8_t *out)
 	out[3] = (uint8_t)(0x80 | (cp & 0x3F));
 	return 4;
 }
+
+size_t utf8_prefix(const char *text, size_t len, size_t max)
+{
+	const uint8_t *p = (const uint8_t *)text;
+
+	if (len <= max) {
+		return len;
+	}
+	/* Step back over continuation bytes so that no character is cut. */
+	while (max > 0u && (p[max] & 0xC0u) == 0x80u) {
+		max--;
+	}
+	return max;
+}

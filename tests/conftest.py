@@ -1,4 +1,10 @@
-"""Fixtures shared by the host tests: the simulator, built once per session."""
+"""Fixtures shared by the host tests: the simulator, built once per session.
+
+The device fixtures (`sims`, `dut`) are the DUT abstraction: in CI they start the host
+simulator; under Twister (pytest run by `harness: pytest` scenarios of twister_tests/, with
+the twister_harness plugin's `--twister-harness`) they drive the harness's device through
+agent_host.testing.twister_device, and tests marked `sim_only` are deselected.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,13 @@ from pathlib import Path
 
 import pytest
 from agent_host import sim
-from agent_host.testing.sim_device import SimDevice
+from agent_host.testing.sim_device import PROMPT, SimDevice
+from agent_host.testing.twister_device import (
+    SimOnlyError,
+    TwisterDevices,
+    split_sim_only,
+    under_twister,
+)
 
 REPO_DIR = Path(__file__).resolve().parents[1]
 
@@ -16,8 +28,24 @@ REPO_DIR = Path(__file__).resolve().parents[1]
 SIM_BUILD_DIR = Path(os.environ.get("AGENT_SIM_BUILD_DIR", REPO_DIR / "build" / "sim-asan"))
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "sim_only(reason): needs the host simulator (its flash image on the host, "
+        "its options, text that does not end a line, ...); deselected under Twister")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if under_twister(config.option):
+        keep, drop = split_sim_only(items)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+
+
 @pytest.fixture(scope="session")
-def sim_exe() -> Path:
+def sim_exe(request: pytest.FixtureRequest) -> Path:
+    if under_twister(request.config.option):
+        raise SimOnlyError("the host simulator is not built under Twister: mark the test sim_only")
     return sim.build(SIM_BUILD_DIR, sanitize=True, quiet=True)
 
 
@@ -47,14 +75,34 @@ class SimFactory:
             assert code == 0, f"simulator exited with {code}: {errors}"
 
 
+def twister_devices(request: pytest.FixtureRequest) -> TwisterDevices:
+    """The Twister harness's device (its session fixture `device_object`) as a factory."""
+    from twister_harness.exceptions import TwisterHarnessTimeoutException
+    from twister_harness.helpers.utils import find_in_config
+
+    adapter = request.getfixturevalue("device_object")
+    adapter.initialize_log_files(request.node.name)
+    dotconfig = Path(adapter.device_config.app_build_dir) / "zephyr" / ".config"
+    prompt = find_in_config(dotconfig, "CONFIG_SHELL_PROMPT_UART") or PROMPT.decode()
+    return TwisterDevices(adapter, TwisterHarnessTimeoutException, pytest.skip,
+                          prompt=prompt.encode())
+
+
 @pytest.fixture
-def sims(sim_exe: Path, tmp_path: Path) -> Iterator[SimFactory]:
-    factory = SimFactory(sim_exe, tmp_path / "flash.bin")
+def sims(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SimFactory | TwisterDevices]:
+    """Starts devices: simulators on one flash image, or under Twister the harness's device."""
+    if under_twister(request.config.option):
+        devices = twister_devices(request)
+        yield devices
+        devices.close()
+        return
+    factory = SimFactory(request.getfixturevalue("sim_exe"), tmp_path / "flash.bin")
     yield factory
     factory.close()
 
 
 @pytest.fixture
 def dut(sims: SimFactory) -> SimDevice:
-    """A started simulator on a fresh flash image (Twister's `shell` plays this part on boards)."""
+    """A started device with a fresh configuration: a simulator on a new flash image, or under
+    Twister the harness's device (this fixture replaces the harness's own `dut`)."""
     return sims.start()

@@ -110,10 +110,23 @@ def check_turn(lines: list[str], expected: dict[str, object], turn: dict[str, ob
         assert errors == [f"agent: the model called an unknown tool: {tool_calls[0]['name']}"], text
 
 
-FIXTURES = fixture_files()
+def has_blank_line(path: Path) -> bool:
+    """Whether an answer of @path has an empty line, which the Twister harness's reader drops."""
+    turns = expected_outcome(path)["turns"] or []
+    assert isinstance(turns, list)
+    texts = [str(t["text"] or "") + str(t["refusal"] or "") for t in turns if t is not None]
+    return any("\n\n" in x.rstrip("\n") or x.startswith("\n") for x in texts)
 
 
-@pytest.mark.parametrize("path", FIXTURES, ids=[f"{p.parent.name}/{p.name}" for p in FIXTURES])
+FIXTURES = [
+    pytest.param(p, id=f"{p.parent.name}/{p.name}",
+                 marks=[pytest.mark.sim_only("the answer has an empty line")] if has_blank_line(p)
+                 else [])
+    for p in fixture_files()
+]
+
+
+@pytest.mark.parametrize("path", FIXTURES)
 def test_every_fixture_matches_the_plain_reading(sims, path: Path) -> None:
     expected = expected_outcome(path)
     turns = expected["turns"] or [None]
@@ -341,6 +354,7 @@ def test_a_cut_at_every_byte_offset(sims) -> None:
 
 
 @pytest.mark.parametrize("host", ["localhost", "127.0.0.1"])
+@pytest.mark.sim_only("the simulator's --ca option")
 def test_https_with_the_test_ca(sims, host: str) -> None:
     name = "responses/openai_gpt4o_function_call_wire.sse"
     expected = expected_outcome(name)
@@ -355,6 +369,7 @@ def test_https_with_the_test_ca(sims, host: str) -> None:
 
 
 @pytest.mark.parametrize("mode", ["wrong-host", "unknown-ca"])
+@pytest.mark.sim_only("the simulator's --ca option")
 def test_https_refuses_an_untrusted_server(sims, mode: str) -> None:
     reply = fixture_reply("chat/openai_gpt4o_text_usage.sse")
     with TestServer(Script.repeat(reply), tls=mode) as srv:
@@ -366,6 +381,7 @@ def test_https_refuses_an_untrusted_server(sims, mode: str) -> None:
         assert srv.wait_for_tls_error()
 
 
+@pytest.mark.sim_only("the Twister builds have no TLS (app/overlay-tls.conf is opt-in)")
 def test_https_without_the_ca_is_refused(sims) -> None:
     with TestServer(Script.repeat(fixture_reply("chat/openai_gpt4o_text_usage.sse")),
                     tls="valid") as srv:

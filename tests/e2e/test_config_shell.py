@@ -30,6 +30,7 @@ def status(dut: SimDevice) -> dict[str, str]:
     return fields
 
 
+@pytest.mark.sim_only("the simulator's boot banner")
 def test_boot_banner_and_prompt(sims) -> None:
     dut = sims.start()
     assert dut.exec_command("help")[0] == "Available commands:"
@@ -155,6 +156,7 @@ BAD_INPUT = [
 
 
 @pytest.mark.parametrize(("cmd", "error"), BAD_INPUT, ids=[c[:60] for c, _ in BAD_INPUT])
+@pytest.mark.sim_only("reads the flash image on the host")
 def test_bad_input_changes_nothing(sims, cmd: str, error: str) -> None:
     dut = sims.start()
     dut.exec_command("agent config endpoint http://127.0.0.1:8080/v1/chat/completions")
@@ -175,6 +177,7 @@ def test_bad_input_changes_nothing(sims, cmd: str, error: str) -> None:
     assert refused == b"" or refused not in settings
 
 
+@pytest.mark.sim_only("the simulator's line editor; the Zephyr shell has its own limit")
 def test_overlong_line_is_not_run(dut: SimDevice) -> None:
     line = "agent config model " + "m" * 1100
     out = dut.exec_command(line, timeout=20)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from agent_host.testing.sim_device import PROMPT, SimDevice
 from flash_image import read_file
 
@@ -24,6 +25,7 @@ def key_state(dut: SimDevice) -> str:
     return next(line for line in dut.exec_command("agent status") if line.startswith("key:"))
 
 
+@pytest.mark.sim_only("waits for the hidden key prompt, which does not end its line")
 def test_hidden_prompt_sets_key_without_showing_it(sims) -> None:
     dut = sims.start()
     lines = hidden_entry(dut, b"sk-hidden-0123X\x7f\r")
@@ -56,6 +58,7 @@ def test_command_line_key_only_in_the_typed_echo(sims) -> None:
     assert "agent config key sk-typed-key" in text
 
 
+@pytest.mark.sim_only("waits for the hidden key prompt, which does not end its line")
 def test_escape_cancels_and_keeps_old_key(sims) -> None:
     dut = sims.start()
     dut.exec_command("agent config key sk-old")
@@ -66,12 +69,14 @@ def test_escape_cancels_and_keeps_old_key(sims) -> None:
     assert b"sk-old" in settings and b"sk-new" not in settings
 
 
+@pytest.mark.sim_only("waits for the hidden key prompt, which does not end its line")
 def test_empty_entry_changes_nothing(dut: SimDevice) -> None:
     lines = hidden_entry(dut, b"\r")
     assert "nothing entered; key unchanged" in lines
     assert key_state(dut) == "key:       not set"
 
 
+@pytest.mark.sim_only("waits for the hidden key prompt, which does not end its line")
 def test_hidden_key_length_bounds(dut: SimDevice) -> None:
     lines = hidden_entry(dut, b"k" * 256 + b"\r")
     assert "agent: key is too long (at most 255 bytes); key unchanged" in lines
@@ -81,6 +86,7 @@ def test_hidden_key_length_bounds(dut: SimDevice) -> None:
     assert key_state(dut) == "key:       set"
 
 
+@pytest.mark.sim_only("reads the flash image on the host")
 def test_key_clear(sims) -> None:
     dut = sims.start()
     dut.exec_command("agent config key sk-to-clear")
@@ -92,6 +98,7 @@ def test_key_clear(sims) -> None:
     assert b"sk-to-clear" not in read_file(sims.flash, ".settings")
 
 
+@pytest.mark.sim_only("waits for the hidden key prompt, which does not end its line")
 def test_shell_works_after_hidden_prompt(dut: SimDevice) -> None:
     hidden_entry(dut, b"sk-abc\r\n")
     assert dut.exec_command("agent config model m1") == ["model set to m1"]

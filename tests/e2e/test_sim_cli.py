@@ -5,7 +5,10 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
 from flash_image import BLOCK_BYTES, mount
+
+pytestmark = pytest.mark.sim_only("the simulator's own command line")
 
 
 def run(exe: Path, *args: str, stdin: bytes = b"", timeout: float = 20) -> subprocess.CompletedProcess:

@@ -193,6 +193,7 @@ def test_every_registered_tool_has_a_case(dut: SimDevice) -> None:
 
 
 @pytest.mark.parametrize("api", APIS)
+@pytest.mark.sim_only("starts on files written into the flash image and reads it back on the host")
 def test_every_registered_tool_runs_end_to_end(sims, api: Api) -> None:
     dut = start_with_files(sims, FILES)
     policy, rows = tool_table(dut)

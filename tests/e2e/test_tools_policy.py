@@ -34,6 +34,9 @@ PROMPT = "save a note"
 TIMEOUT_MS = 400
 QUICK_MS = 3000  # long enough for any answer typed at once, short enough to fail fast
 
+pytestmark = pytest.mark.sim_only(
+    "answers the confirmation question, which does not end its line; reads the flash image")
+
 
 def write_dialogue(api: Api) -> list[Reply]:
     return [

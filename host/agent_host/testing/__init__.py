@@ -1,1 +1,1 @@
-"""Test support shared by the simulator tests in CI and, later, the Twister suites."""
+"""Test support shared by the simulator tests in CI and the Twister suites (twister_tests/)."""

@@ -258,9 +258,10 @@ def test_resume_refuses_another_protocol(sims) -> None:
         configure(dut, srv.url(API_PATH["chat"]))
         converse(ChatTerm(dut, 80, 24), ["keep"])
         dut.exec_command(f"agent config endpoint {srv.url(API_PATH['responses'])}")
-        assert dut.exec_command("agent resume 1") == [
-            "agent: slot 1 is a chat-completions conversation but the endpoint speaks "
-            "responses: configure a chat-completions endpoint or start a new conversation"]
+        refusal = ("agent: slot 1 is a chat-completions conversation but the endpoint speaks"
+                   " responses: configure a chat-completions endpoint or start a new"
+                   " conversation")
+        assert dut.exec_command("agent resume 1") == [refusal]
 
 
 # -- delete and bad slots -----------------------------------------------------------------------

@@ -1,0 +1,83 @@
+/*
+ * The tools command (6) of the SMP management group (docs/mgmt-group.md): the registered
+ * tools a page at a time, each with its domain, risk, availability and what the configured
+ * policy does with it, as `agent tools` shows them.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <zcbor_encode.h>
+
+#include "agent_cmd_internal.h"
+#include "agent_config.h"
+#include "mgmt_internal.h"
+#include "tool_registry.h"
+#include "tool_session.h"
+
+/* ---- tools (6) ---------------------------------------------------------------------------- */
+
+static bool put_tool(zcbor_state_t *zse, const struct tool_def *def,
+		     enum agent_tools_policy policy)
+{
+	bool available = tool_available(def);
+
+	return zcbor_map_start_encode(zse, 6) && agent_mgmt_put_str(zse, "name", def->name) &&
+	       agent_mgmt_put_str(zse, "domain", tool_domain_name(def->domain)) &&
+	       agent_mgmt_put_str(zse, "risk", tool_risk_name(def->risk)) &&
+	       agent_mgmt_put_str(zse, "available",
+				  available ? (tool_is_bootstrap(def) ? "bootstrap" : "yes")
+					    : "no") &&
+	       agent_mgmt_put_str(
+		       zse, "policy",
+		       tool_disposition_name(tool_policy_disposition(policy, def->risk))) &&
+	       agent_mgmt_put_str(zse, "needs", def->capability != NULL ? def->capability : "") &&
+	       zcbor_map_end_encode(zse, 6);
+}
+
+int agent_mgmt_tools_read(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r)
+{
+	struct field fields[] = {{.name = "off", .type = FIELD_UINT}};
+	const struct agent_config *cfg = agent_cmd_config();
+	const uint8_t *end = zse->payload_end;
+	size_t total = tool_registry_count();
+	uint32_t off;
+	bool ok;
+	int err = agent_mgmt_decode_request(zsd, fields, 1, r);
+
+	if (err != 0) {
+		return err;
+	}
+	off = fields[0].present ? fields[0].number : 0;
+	if (off > total) {
+		return agent_mgmt_refuse(r, AGENT_MGMT_RC_ERANGE,
+					 "offset %u is past the end (%u tools)", (unsigned int)off,
+					 (unsigned int)total);
+	}
+	ok = agent_mgmt_put_str(zse, "policy", agent_tools_policy_name(cfg->tools)) &&
+	     agent_mgmt_put_uint(zse, "total", (uint32_t)total) &&
+	     agent_mgmt_put_uint(zse, "off", off) && zcbor_tstr_put_lit(zse, "tools") &&
+	     zcbor_list_start_encode(zse, total);
+	if (!ok || end - zse->payload_mut < PAGE_RESERVE) {
+		return -ENOMEM;
+	}
+	zse->payload_end = end - PAGE_RESERVE;
+	for (size_t i = off; i < total; i++) {
+		const struct tool_def *def = tool_registry_get(i);
+		struct mark m;
+
+		if (def == NULL) {
+			break; /* removed while we were listing */
+		}
+		agent_mgmt_mark_take(zse, &m);
+		if (!put_tool(zse, def, cfg->tools)) {
+			agent_mgmt_mark_restore(zse, &m);
+			if (i == off) {
+				zse->payload_end = end;
+				return -ENOMEM;
+			}
+			break;
+		}
+	}
+	zse->payload_end = end;
+	return zcbor_list_end_encode(zse, total) ? 0 : -ENOMEM;
+}

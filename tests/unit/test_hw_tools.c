@@ -1,8 +1,9 @@
 /*
- * The hardware inspection tools (app/src/tools/tools_hardware.c) over the POSIX port's
- * simulated board (app/src/port/posix/board_file.c and board_sim.c), called executor by
- * executor with board files from tests/unit/boards/ and files written here: the results,
- * their bounds, the malformed-file errors and that reading a GPIO configures nothing.
+ * The hardware inspection tools (app/src/tools/tools_hardware.c, tools_gpio.c, tools_buses.c,
+ * tools_net_sensors.c) over the POSIX port's simulated board (app/src/port/posix/board_file.c
+ * and board_sim.c), called executor by executor with board files from tests/unit/boards/ and
+ * files written here: the results, their bounds, the malformed-file errors and that reading
+ * a GPIO configures nothing.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,6 +1,7 @@
 /*
- * The hardware inspection tools (tools_hardware.c): they read the port's board inspection
- * (agent_port.h, "Board inspection") and never configure, claim or connect anything.
+ * The hardware inspection tools (tools_hardware.c, tools_gpio.c, tools_buses.c,
+ * tools_net_sensors.c): they read the port's board inspection (agent_port.h, "Board
+ * inspection") and never configure, claim or connect anything.
  */
 #ifndef AGENT_TOOLS_HARDWARE_H
 #define AGENT_TOOLS_HARDWARE_H

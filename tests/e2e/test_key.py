@@ -108,7 +108,8 @@ def test_input_after_the_key_in_one_write_reaches_the_shell(sims) -> None:
     dut = sims.start()
     mark = len(dut.transcript)
     dut.write(b"agent config key\rsk-pasted\r\nagent config model m2\r")
-    out = dut.read_until(b"model set to m2", start=mark)
+    # Up to the prompt after it: a later command must not take that prompt for its own.
+    out = dut.read_until(b"model set to m2\r\n" + PROMPT, start=mark)
     assert b"key set" in out and b"sk-pasted" not in out
     assert key_state(dut) == "key:       set"
 

@@ -86,9 +86,10 @@ static size_t secret_input(struct agent_console *console, const uint8_t *data, s
 		uint8_t c = data[i];
 
 		if (c == '\r' || c == '\n') {
-			/* What follows Enter is the shell's again. */
+			/* What follows Enter is the shell's again; the LF of a CR LF Enter is still
+			 * this Enter (the shell would take it for a second, empty line). */
 			secret_finish(console, true);
-			return i + 1;
+			return i + 1 + (c == '\r' && i + 1 < len && data[i + 1] == '\n');
 		}
 		if (c == AGENT_KEY_ESC || c == AGENT_KEY_CTRL_C) {
 			secret_finish(console, false);

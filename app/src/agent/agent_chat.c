@@ -7,14 +7,17 @@
  * Keys: Enter sends; Backspace erases; Page Up / Page Down page the transcript; Esc while a
  * request runs cancels it, otherwise returns to the shell; the app-exit key (Ctrl-X) cancels
  * any request and returns to the shell.
+ *
+ * The conversation commands that open or touch a stored slot (`agent resume`, `agent delete`,
+ * `agent list`) are in agent_chat_slots.c; both files share agent_chat_internal.h.
  */
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "agent_board_prompt.h"
 #include "agent_chat.h"
+#include "agent_chat_internal.h"
 #include "agent_cmd_internal.h"
 #include "agent_confirm.h"
 #include "agent_jobs.h"
@@ -37,34 +40,11 @@ static char answer[CAPTURE_BYTES] AGENT_PSRAM_ATTR;
 static char tool_lines[CONFIG_AGENT_MAX_TOOLS_LIMIT][TOOL_LINE_MAX + 1] AGENT_PSRAM_ATTR;
 static struct conv_history history AGENT_PSRAM_ATTR;
 
-static struct {
-	volatile bool open;
-	volatile bool running;
-	volatile bool leave; /* return to the shell when the running request has ended */
-	struct agent_console *console;
-	struct agent_thread *thread;
-	struct agent_cancel cancel;
-	const struct agent_config *cfg;
-	char input[CONFIG_AGENT_PROMPT_MAX_LEN + 1];
-	size_t input_len;
-	bool input_refused; /* the bytes of a character that did not fit are being dropped */
-	char prompt[CONFIG_AGENT_PROMPT_MAX_LEN + 1];
-	char key[CONFIG_AGENT_KEY_MAX_LEN + 1];
-	char instructions[256];
-	struct conv_handle conv;
-	bool conv_active; /* conv was created or opened */
-	bool conv_saved;  /* conv holds at least one committed turn (its history is ours) */
-	struct agent_mutex *lock; /* orders running/leave between the input and the worker */
-	char response_id[PROVIDER_ID_MAX + 1];
-	size_t answer_len;
-	size_t tool_count;
-	bool label_due; /* the next text starts a new "agent:" line */
-	struct provider_usage usage;
-} chat;
+struct agent_chat_state agent_chat;
 
 /* ---- Transcript helpers -------------------------------------------------------------------- */
 
-static void say(const char *text)
+void agent_chat_say(const char *text)
 {
 	screen_end_line();
 	screen_append(text, strlen(text), SCREEN_PLAIN);
@@ -76,7 +56,7 @@ static void sayf(const char *fmt, const char *a, const char *b)
 	char line[PROVIDER_MESSAGE_MAX + 64];
 
 	snprintf(line, sizeof(line), fmt, a, b);
-	say(line);
+	agent_chat_say(line);
 }
 
 static void agent_label(void)
@@ -84,13 +64,13 @@ static void agent_label(void)
 	screen_end_line();
 	screen_append("agent:", 6, SCREEN_BOLD);
 	screen_append(" ", 1, SCREEN_PLAIN);
-	chat.label_due = false;
+	agent_chat.label_due = false;
 }
 
 static void user_line(const char *text, size_t len)
 {
 	screen_end_line();
-	screen_append(chat.cfg->user, strlen(chat.cfg->user), SCREEN_PLAIN);
+	screen_append(agent_chat.cfg->user, strlen(agent_chat.cfg->user), SCREEN_PLAIN);
 	screen_append(": ", 2, SCREEN_PLAIN);
 	screen_append(text, len, SCREEN_PLAIN);
 	screen_end_line();
@@ -101,16 +81,16 @@ static void user_line(const char *text, size_t len)
 static void on_text(void *user, const char *text, size_t len)
 {
 	(void)user;
-	if (chat.label_due) {
+	if (agent_chat.label_due) {
 		agent_label();
 	}
 	screen_append(text, len, SCREEN_PLAIN);
-	if (chat.answer_len < sizeof(answer)) {
-		size_t n = sizeof(answer) - chat.answer_len;
+	if (agent_chat.answer_len < sizeof(answer)) {
+		size_t n = sizeof(answer) - agent_chat.answer_len;
 
 		n = len < n ? len : n;
-		memcpy(answer + chat.answer_len, text, n);
-		chat.answer_len += n;
+		memcpy(answer + agent_chat.answer_len, text, n);
+		agent_chat.answer_len += n;
 	}
 }
 
@@ -122,14 +102,14 @@ static void on_tool_call(void *user, const char *name, const char *arguments, si
 	snprintf(line, sizeof(line), "[tool call] %s %.*s%s", name,
 		 (int)utf8_prefix(arguments, len, CALL_SHOWN_MAX), arguments,
 		 len > CALL_SHOWN_MAX ? "..." : "");
-	say(line);
-	chat.label_due = true;
-	if (chat.tool_count < CONFIG_AGENT_MAX_TOOLS_LIMIT) {
+	agent_chat_say(line);
+	agent_chat.label_due = true;
+	if (agent_chat.tool_count < CONFIG_AGENT_MAX_TOOLS_LIMIT) {
 		/* Whole characters only (the line is stored and replayed), within the line. */
 		size_t name_len = strlen(name);
 		size_t room = TOOL_LINE_MAX > name_len + 1 ? TOOL_LINE_MAX - name_len - 1 : 0;
 
-		snprintf(tool_lines[chat.tool_count++], TOOL_LINE_MAX + 1, "%s %.*s", name,
+		snprintf(tool_lines[agent_chat.tool_count++], TOOL_LINE_MAX + 1, "%s %.*s", name,
 			 (int)utf8_prefix(arguments, len, room < 100 ? room : 100), arguments);
 	}
 }
@@ -152,7 +132,7 @@ static void on_tool_done(void *user, const char *name, enum agent_tool_outcome o
 		sayf("[tool] %s: activated; the model is asked to call it again%s", name, "");
 		break;
 	}
-	chat.label_due = true;
+	agent_chat.label_due = true;
 }
 
 static int on_confirm(void *user, const char *name, const char *arguments, size_t len)
@@ -175,14 +155,14 @@ static int on_confirm(void *user, const char *name, const char *arguments, size_
 	screen_append(timed_out ? "(no answer: denied)" : answer_key > 0 ? "y" : "n", timed_out ? 19 : 1,
 		      SCREEN_PLAIN);
 	screen_end_line();
-	chat.label_due = true;
+	agent_chat.label_due = true;
 	return answer_key;
 }
 
 static void on_usage(void *user, const struct provider_usage *usage)
 {
 	(void)user;
-	chat.usage = *usage;
+	agent_chat.usage = *usage;
 	screen_set_usage(usage->input_tokens, usage->output_tokens, usage->total_tokens);
 }
 
@@ -226,41 +206,41 @@ static void commit_turn(const struct agent_request *req)
 {
 	const char *lines[CONFIG_AGENT_MAX_TOOLS_LIMIT];
 	struct conv_usage usage = {
-		.input_tokens = chat.usage.input_tokens,
-		.output_tokens = chat.usage.output_tokens,
-		.total_tokens = chat.usage.total_tokens,
-		.reasoning_tokens = chat.usage.reasoning_tokens,
+		.input_tokens = agent_chat.usage.input_tokens,
+		.output_tokens = agent_chat.usage.output_tokens,
+		.total_tokens = agent_chat.usage.total_tokens,
+		.reasoning_tokens = agent_chat.usage.reasoning_tokens,
 	};
 	struct conv_turn turn = {
-		.user = chat.prompt,
-		.user_len = strlen(chat.prompt),
+		.user = agent_chat.prompt,
+		.user_len = strlen(agent_chat.prompt),
 		.assistant = answer,
-		.assistant_len = chat.answer_len,
+		.assistant_len = agent_chat.answer_len,
 		.tools = lines,
-		.tool_count = chat.tool_count,
+		.tool_count = agent_chat.tool_count,
 		.response_id = req->response_id,
 		.usage = &usage,
 	};
 	const char *why = NULL;
 	int err;
 
-	for (size_t i = 0; i < chat.tool_count; i++) {
+	for (size_t i = 0; i < agent_chat.tool_count; i++) {
 		lines[i] = tool_lines[i];
 	}
-	if (!chat.conv_active) {
+	if (!agent_chat.conv_active) {
 		char host[HTTP_HOST_MAX + 1] = "";
 		struct http_url url;
 		struct conv_meta meta = {
-			.protocol = (uint8_t)agent_config_protocol(chat.cfg->endpoint),
+			.protocol = (uint8_t)agent_config_protocol(agent_chat.cfg->endpoint),
 			.provider = host,
-			.model = chat.cfg->model,
-			.title = chat.prompt,
+			.model = agent_chat.cfg->model,
+			.title = agent_chat.prompt,
 		};
 
-		if (http_url_parse(chat.cfg->endpoint, &url) == 0) {
+		if (http_url_parse(agent_chat.cfg->endpoint, &url) == 0) {
 			snprintf(host, sizeof(host), "%s", url.host);
 		}
-		err = conv_store_create(&chat.conv, &meta);
+		err = conv_store_create(&agent_chat.conv, &meta);
 		if (err < 0) {
 			char number[12];
 
@@ -268,19 +248,19 @@ static void commit_turn(const struct agent_request *req)
 			sayf("agent: the conversation cannot be stored (error %s)%s", number, "");
 			return;
 		}
-		chat.conv_active = true;
+		agent_chat.conv_active = true;
 	}
-	err = conv_store_commit(&chat.conv, &turn, &why);
+	err = conv_store_commit(&agent_chat.conv, &turn, &why);
 	if (err != 0) {
 		sayf("agent: this turn was not saved: %s%s", why != NULL ? why : "store error", "");
-		if (!chat.conv_saved) {
+		if (!agent_chat.conv_saved) {
 			/* Nothing of this conversation is stored: its slot still holds another one,
 			 * whose messages must never be sent as ours. The next turn tries again. */
-			chat.conv_active = false;
+			agent_chat.conv_active = false;
 		}
 		return;
 	}
-	chat.conv_saved = true;
+	agent_chat.conv_saved = true;
 }
 
 static void worker(void *user_data)
@@ -295,52 +275,56 @@ static void worker(void *user_data)
 		sayf("error: the request cannot start now: %s %s", why.reason, why.detail);
 		goto done;
 	}
-	n = agent_config_key_get(chat.key, sizeof(chat.key));
+	n = agent_config_key_get(agent_chat.key, sizeof(agent_chat.key));
 	history.count = 0;
-	if (chat.conv_saved && agent_config_protocol(chat.cfg->endpoint) == AGENT_PROTOCOL_CHAT &&
-	    conv_store_history(chat.conv.slot, &history) != 0) {
+	if (agent_chat.conv_saved &&
+	    agent_config_protocol(agent_chat.cfg->endpoint) == AGENT_PROTOCOL_CHAT &&
+	    conv_store_history(agent_chat.conv.slot, &history) != 0) {
 		history.count = 0;
-		say("agent: the earlier messages could not be read; sending this one alone");
+		agent_chat_say(
+			"agent: the earlier messages could not be read; sending this one alone");
 	}
 	req = (struct agent_request){
-		.config = chat.cfg,
-		.key = n > 0 ? chat.key : NULL,
-		.instructions = chat.instructions,
-		.prompt = chat.prompt,
+		.config = agent_chat.cfg,
+		.key = n > 0 ? agent_chat.key : NULL,
+		.instructions = agent_chat.instructions,
+		.prompt = agent_chat.prompt,
 		.cwd = "/lfs",
-		.previous_response_id = chat.response_id[0] != '\0' ? chat.response_id : NULL,
+		.previous_response_id =
+			agent_chat.response_id[0] != '\0' ? agent_chat.response_id : NULL,
 		.write_prior = history.count > 0 ? write_prior : NULL,
 		.prior_bytes = history.serialized_bytes,
-		.cancel = &chat.cancel,
+		.cancel = &agent_chat.cancel,
 		.hooks = &hooks,
 	};
-	chat.answer_len = 0;
-	chat.tool_count = 0;
-	chat.label_due = true;
-	memset(&chat.usage, 0, sizeof(chat.usage));
+	agent_chat.answer_len = 0;
+	agent_chat.tool_count = 0;
+	agent_chat.label_due = true;
+	memset(&agent_chat.usage, 0, sizeof(agent_chat.usage));
 	err = agent_request_run(&req);
-	memset(chat.key, 0, sizeof(chat.key));
+	memset(agent_chat.key, 0, sizeof(agent_chat.key));
 	screen_end_line();
 	if (err == 0) {
 		/* Only completed turns are stored (spec). */
 		commit_turn(&req);
-		snprintf(chat.response_id, sizeof(chat.response_id), "%s", req.response_id);
+		snprintf(agent_chat.response_id, sizeof(agent_chat.response_id), "%s",
+			 req.response_id);
 	} else if (err == -ECANCELED) {
-		say("(cancelled; nothing stored)");
+		agent_chat_say("(cancelled; nothing stored)");
 	}
 	agent_job_end("chat", err);
 done:
 	lock();
-	chat.running = false;
-	bool leave = chat.leave;
+	agent_chat.running = false;
+	bool leave = agent_chat.leave;
 
-	chat.leave = false;
+	agent_chat.leave = false;
 	unlock();
 	screen_set_state("");
 	if (leave) {
-		chat.open = false;
+		agent_chat.open = false;
 		screen_close();
-		agent_console_set_bypass(chat.console, NULL, NULL);
+		agent_console_set_bypass(agent_chat.console, NULL, NULL);
 	}
 }
 
@@ -348,15 +332,15 @@ done:
 
 static void lock(void)
 {
-	if (chat.lock != NULL) {
-		agent_mutex_lock(chat.lock);
+	if (agent_chat.lock != NULL) {
+		agent_mutex_lock(agent_chat.lock);
 	}
 }
 
 static void unlock(void)
 {
-	if (chat.lock != NULL) {
-		agent_mutex_unlock(chat.lock);
+	if (agent_chat.lock != NULL) {
+		agent_mutex_unlock(agent_chat.lock);
 	}
 }
 
@@ -364,41 +348,41 @@ static void submit(void)
 {
 	int err;
 
-	if (chat.input_len == 0) {
+	if (agent_chat.input_len == 0) {
 		return;
 	}
-	memcpy(chat.prompt, chat.input, chat.input_len);
-	chat.prompt[chat.input_len] = '\0';
-	user_line(chat.input, chat.input_len);
-	chat.input_len = 0;
-	chat.input_refused = false;
-	screen_set_input(chat.cfg->user, "", 0);
-	if (chat.thread != NULL && agent_thread_join(chat.thread, 2000) == 0) {
-		chat.thread = NULL;
+	memcpy(agent_chat.prompt, agent_chat.input, agent_chat.input_len);
+	agent_chat.prompt[agent_chat.input_len] = '\0';
+	user_line(agent_chat.input, agent_chat.input_len);
+	agent_chat.input_len = 0;
+	agent_chat.input_refused = false;
+	screen_set_input(agent_chat.cfg->user, "", 0);
+	if (agent_chat.thread != NULL && agent_thread_join(agent_chat.thread, 2000) == 0) {
+		agent_chat.thread = NULL;
 	}
-	if (chat.thread != NULL) {
-		say("agent: the previous request has not ended yet");
+	if (agent_chat.thread != NULL) {
+		agent_chat_say("agent: the previous request has not ended yet");
 		return;
 	}
-	agent_cancel_reset(&chat.cancel);
+	agent_cancel_reset(&agent_chat.cancel);
 	lock();
-	chat.running = true;
-	chat.leave = false;
+	agent_chat.running = true;
+	agent_chat.leave = false;
 	unlock();
 	screen_set_state("working");
-	err = agent_thread_start(&chat.thread, "agent", CONFIG_AGENT_WORKER_STACK_SIZE, worker,
-				 NULL);
+	err = agent_thread_start(&agent_chat.thread, "agent", CONFIG_AGENT_WORKER_STACK_SIZE,
+				 worker, NULL);
 	if (err != 0) {
-		chat.running = false;
+		agent_chat.running = false;
 		screen_set_state("");
-		say("agent: cannot start the request worker");
+		agent_chat_say("agent: cannot start the request worker");
 	}
 }
 
 static void erase_char(void)
 {
-	while (chat.input_len > 0) {
-		char c = chat.input[--chat.input_len];
+	while (agent_chat.input_len > 0) {
+		char c = agent_chat.input[--agent_chat.input_len];
 
 		if (((unsigned char)c & 0xc0) != 0x80) {
 			break; /* the lead byte of the character */
@@ -408,22 +392,22 @@ static void erase_char(void)
 
 static void close_now(void)
 {
-	chat.open = false;
+	agent_chat.open = false;
 	screen_close();
-	agent_console_set_bypass(chat.console, NULL, NULL);
+	agent_console_set_bypass(agent_chat.console, NULL, NULL);
 }
 
 /* Esc or Ctrl-X. Returns true when the frontend closed. */
 static bool escape(bool app_exit)
 {
 	lock();
-	if (chat.running) {
+	if (agent_chat.running) {
 		/* The worker reads leave under the same lock after it stops running. */
 		if (app_exit) {
-			chat.leave = true;
+			agent_chat.leave = true;
 		}
 		unlock();
-		agent_cancel_raise(&chat.cancel);
+		agent_cancel_raise(&agent_chat.cancel);
 		agent_confirm_cancel();
 		return false;
 	}
@@ -432,8 +416,8 @@ static bool escape(bool app_exit)
 	return true;
 }
 
-static size_t chat_input(struct agent_console *console, const uint8_t *data, size_t len,
-			 void *user_data)
+size_t agent_chat_input(struct agent_console *console, const uint8_t *data, size_t len,
+			void *user_data)
 {
 	bool typed = false;
 
@@ -471,12 +455,12 @@ static size_t chat_input(struct agent_console *console, const uint8_t *data, siz
 			continue;
 		}
 		if (c == '\r' || c == '\n') {
-			if (!chat.running) {
+			if (!agent_chat.running) {
 				submit();
 			}
 			continue;
 		}
-		if ((c == 0x7f || c == 0x08) && !chat.running) {
+		if ((c == 0x7f || c == 0x08) && !agent_chat.running) {
 			erase_char();
 			typed = true;
 			continue;
@@ -484,7 +468,7 @@ static size_t chat_input(struct agent_console *console, const uint8_t *data, siz
 		if (c < 0x20) {
 			continue;
 		}
-		if (chat.running) {
+		if (agent_chat.running) {
 			/* No typing while a request runs: a letter meant for the next message must
 			 * never answer a confirmation that appears meanwhile. */
 			continue;
@@ -493,24 +477,26 @@ static size_t chat_input(struct agent_console *console, const uint8_t *data, siz
 		if (c >= 0xc0) {
 			size_t need = c >= 0xf0 ? 4u : c >= 0xe0 ? 3u : 2u;
 
-			chat.input_refused = chat.input_len + need > CONFIG_AGENT_PROMPT_MAX_LEN;
+			agent_chat.input_refused =
+				agent_chat.input_len + need > CONFIG_AGENT_PROMPT_MAX_LEN;
 		} else if (c < 0x80) {
-			chat.input_refused = false;
+			agent_chat.input_refused = false;
 		}
-		if (!chat.input_refused && chat.input_len < CONFIG_AGENT_PROMPT_MAX_LEN) {
-			chat.input[chat.input_len++] = (char)c;
+		if (!agent_chat.input_refused &&
+		    agent_chat.input_len < CONFIG_AGENT_PROMPT_MAX_LEN) {
+			agent_chat.input[agent_chat.input_len++] = (char)c;
 			typed = true;
 		}
 	}
 	if (typed) {
-		screen_set_input(chat.cfg->user, chat.input, chat.input_len);
+		screen_set_input(agent_chat.cfg->user, agent_chat.input, agent_chat.input_len);
 	}
 	return len;
 }
 
 /* ---- Commands ------------------------------------------------------------------------------ */
 
-static int open_screen(struct agent_console *console)
+int agent_chat_open_screen(struct agent_console *console)
 {
 	uint16_t cols = DEFAULT_COLS;
 	uint16_t rows = DEFAULT_ROWS;
@@ -525,23 +511,24 @@ static int open_screen(struct agent_console *console)
 		agent_error(console, "the chat screen is in use");
 		return err;
 	}
-	chat.console = console;
-	chat.input_len = 0;
-	chat.input_refused = false;
-	chat.leave = false;
-	chat.open = true;
-	if (chat.lock == NULL) {
-		(void)agent_mutex_init(&chat.lock); /* without it the flags are still written once */
+	agent_chat.console = console;
+	agent_chat.input_len = 0;
+	agent_chat.input_refused = false;
+	agent_chat.leave = false;
+	agent_chat.open = true;
+	if (agent_chat.lock == NULL) {
+		/* Without it the flags are still written once. */
+		(void)agent_mutex_init(&agent_chat.lock);
 	}
-	screen_set_input(chat.cfg->user, "", 0);
+	screen_set_input(agent_chat.cfg->user, "", 0);
 	return 0;
 }
 
-static int check_ready(struct agent_console *console)
+int agent_chat_check_ready(struct agent_console *console)
 {
 	const struct agent_config *cfg = agent_cmd_config();
 
-	if (chat.open || chat.running) {
+	if (agent_chat.open || agent_chat.running) {
 		agent_error(console, "the chat is already open");
 		return -EBUSY;
 	}
@@ -553,217 +540,40 @@ static int check_ready(struct agent_console *console)
 		agent_error(console, "no model: set one with agent config model NAME");
 		return -EINVAL;
 	}
-	if (chat.thread != NULL) {
-		if (agent_thread_join(chat.thread, 2000) != 0) {
+	if (agent_chat.thread != NULL) {
+		if (agent_thread_join(agent_chat.thread, 2000) != 0) {
 			agent_error(console, "the previous request has not ended yet");
 			return -EBUSY;
 		}
-		chat.thread = NULL;
+		agent_chat.thread = NULL;
 	}
-	chat.cfg = cfg;
-	agent_board_instructions(chat.instructions, sizeof(chat.instructions));
+	agent_chat.cfg = cfg;
+	agent_board_instructions(agent_chat.instructions, sizeof(agent_chat.instructions));
 	return 0;
 }
 
 int agent_chat_new(struct agent_console *console)
 {
-	int err = check_ready(console);
+	int err = agent_chat_check_ready(console);
 
 	if (err != 0) {
 		return err;
 	}
-	memset(&chat.conv, 0, sizeof(chat.conv));
-	chat.conv_active = false;
-	chat.conv_saved = false;
-	chat.response_id[0] = '\0';
-	err = open_screen(console);
+	memset(&agent_chat.conv, 0, sizeof(agent_chat.conv));
+	agent_chat.conv_active = false;
+	agent_chat.conv_saved = false;
+	agent_chat.response_id[0] = '\0';
+	err = agent_chat_open_screen(console);
 	if (err != 0) {
 		return err;
 	}
-	say("New conversation. Enter sends, PgUp/PgDn scroll, Esc returns to the shell.");
-	agent_console_set_bypass(console, chat_input, NULL);
-	return 0;
-}
-
-/* Replay the stored transcript record by record (bounded pieces, never the whole file). */
-static int replay_chunk(const struct conv_chunk *chunk, void *user_data)
-{
-	(void)user_data;
-	if (chunk->offset == 0) {
-		screen_end_line();
-		switch (chunk->type) {
-		case CONV_REC_USER:
-			screen_append(chat.cfg->user, strlen(chat.cfg->user), SCREEN_PLAIN);
-			screen_append(": ", 2, SCREEN_PLAIN);
-			break;
-		case CONV_REC_ASSISTANT:
-			screen_append("agent:", 6, SCREEN_BOLD);
-			screen_append(" ", 1, SCREEN_PLAIN);
-			break;
-		case CONV_REC_TOOL:
-			screen_append("[tool] ", 7, SCREEN_PLAIN);
-			break;
-		default:
-			return 0; /* header data, ids and usage are not shown */
-		}
-	}
-	if (chunk->type == CONV_REC_USER || chunk->type == CONV_REC_ASSISTANT ||
-	    chunk->type == CONV_REC_TOOL) {
-		screen_append((const char *)chunk->data, chunk->len, SCREEN_PLAIN);
-	}
-	return 0;
-}
-
-static int parse_slot(struct agent_console *console, const char *text, uint8_t *slot)
-{
-	struct conv_store_info info;
-	char *end;
-	long v;
-
-	if (conv_store_info_get(&info) != 0) {
-		agent_error(console, "conversations are not available (no storage)");
-		return -ENODEV;
-	}
-	v = strtol(text, &end, 10);
-	if (*text == '\0' || *end != '\0' || v < 1 || v > info.slots) {
-		agent_error(console, "slot must be a number from 1 to %u", (unsigned int)info.slots);
-		return -EINVAL;
-	}
-	*slot = (uint8_t)v;
-	return 0;
-}
-
-/*
- * Whether the stored conversation can go on with the endpoint configured now: the same wire
- * protocol, and for Responses the same provider (its continuation id means nothing
- * elsewhere). Chat Completions rebuilds its context locally, so any provider will do.
- */
-static int check_continuable(struct agent_console *console, const struct conv_handle *h)
-{
-	enum agent_protocol now = agent_config_protocol(chat.cfg->endpoint);
-	struct http_url url;
-
-	if (h->protocol != (uint8_t)now) {
-		agent_error(console,
-			    "slot %u is a %s conversation but the endpoint speaks %s: configure "
-			    "a %s endpoint or start a new conversation",
-			    (unsigned int)h->slot, agent_protocol_name((enum agent_protocol)h->protocol),
-			    agent_protocol_name(now),
-			    agent_protocol_name((enum agent_protocol)h->protocol));
-		return -EINVAL;
-	}
-	/* The stored provider is the endpoint's host, cut to CONV_PROVIDER_MAX bytes. */
-	if (now == AGENT_PROTOCOL_RESPONSES && http_url_parse(chat.cfg->endpoint, &url) == 0 &&
-	    strncmp(url.host, h->provider, CONV_PROVIDER_MAX) != 0) {
-		agent_error(console,
-			    "slot %u continues at %s, not at the configured endpoint's host",
-			    (unsigned int)h->slot, h->provider);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-int agent_chat_resume(struct agent_console *console, const char *slot_text)
-{
-	static struct conv_handle h;
-	uint8_t slot;
-	int err = parse_slot(console, slot_text, &slot);
-
-	if (err != 0) {
-		return err;
-	}
-	err = check_ready(console);
-	if (err != 0) {
-		return err;
-	}
-	err = conv_store_open(&h, slot);
-	if (err == -ENOENT) {
-		agent_error(console, "slot %u holds no conversation", (unsigned int)slot);
-		return err;
-	}
-	if (err != 0) {
-		agent_error(console, "slot %u cannot be read (error %d)", (unsigned int)slot, err);
-		return err;
-	}
-	err = check_continuable(console, &h);
-	if (err != 0) {
-		return err;
-	}
-	chat.conv = h;
-	chat.conv_active = true;
-	chat.conv_saved = true;
-	chat.response_id[0] = '\0';
-	(void)conv_store_last_response_id(slot, chat.response_id, sizeof(chat.response_id));
-	err = open_screen(console);
-	if (err != 0) {
-		return err;
-	}
-	err = conv_store_read(slot, replay_chunk, NULL);
-	screen_end_line();
-	if (err != 0) {
-		say("agent: the rest of this conversation is damaged and was not shown");
-	}
-	say("Resumed. Enter sends, PgUp/PgDn scroll, Esc returns to the shell.");
-	agent_console_set_bypass(console, chat_input, NULL);
-	return 0;
-}
-
-int agent_chat_delete(struct agent_console *console, const char *slot_text)
-{
-	uint8_t slot;
-	int err = parse_slot(console, slot_text, &slot);
-
-	if (err != 0) {
-		return err;
-	}
-	if (chat.open && chat.conv_active && chat.conv.slot == slot) {
-		agent_error(console, "slot %u is open in the chat", (unsigned int)slot);
-		return -EBUSY;
-	}
-	err = conv_store_delete(slot);
-	if (err == -ENOENT) {
-		agent_error(console, "slot %u holds no conversation", (unsigned int)slot);
-		return err;
-	}
-	if (err != 0) {
-		agent_error(console, "slot %u could not be deleted (error %d)", (unsigned int)slot,
-			    err);
-		return err;
-	}
-	agent_printf(console, "slot %u deleted\n", (unsigned int)slot);
+	agent_chat_say(
+		"New conversation. Enter sends, PgUp/PgDn scroll, Esc returns to the shell.");
+	agent_console_set_bypass(console, agent_chat_input, NULL);
 	return 0;
 }
 
 unsigned int agent_chat_open_slot(void)
 {
-	return chat.open && chat.conv_active ? chat.conv.slot : 0u;
-}
-
-static int list_one(const struct conv_summary *s, void *user_data)
-{
-	struct agent_console *console = user_data;
-
-	if (s->damaged) {
-		agent_printf(console, "%-4u (damaged, %u bytes)\n", (unsigned int)s->slot,
-			     (unsigned int)s->bytes);
-		return 0;
-	}
-	agent_printf(console, "%-4u %-5u %-6u %-20.20s %s\n", (unsigned int)s->slot,
-		     (unsigned int)s->turns, (unsigned int)s->bytes, s->model, s->title);
-	return 0;
-}
-
-int agent_chat_list(struct agent_console *console)
-{
-	struct conv_store_info info;
-
-	if (conv_store_info_get(&info) != 0) {
-		agent_error(console, "conversations are not available (no storage)");
-		return -ENODEV;
-	}
-	agent_printf(console, "conversations in %s (%u slots)\n", info.dir,
-		     (unsigned int)info.slots);
-	agent_printf(console, "%-4s %-5s %-6s %-20s %s\n", "slot", "turns", "bytes", "model",
-		     "title");
-	return conv_store_list(list_one, console);
+	return agent_chat.open && agent_chat.conv_active ? agent_chat.conv.slot : 0u;
 }

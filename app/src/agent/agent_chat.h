@@ -1,4 +1,5 @@
-/* The full-screen chat and the conversation commands (agent_chat.c, docs/chat.md). */
+/* The full-screen chat and the conversation commands (agent_chat.c, agent_chat_slots.c,
+ * docs/chat.md). */
 #ifndef AGENT_CHAT_H
 #define AGENT_CHAT_H
 

@@ -39,15 +39,6 @@ static struct {
 	bool line_open; /* the last output did not end a line */
 } ask;
 
-static void wipe(void *buf, size_t len)
-{
-	volatile unsigned char *p = buf;
-
-	while (len-- > 0) {
-		*p++ = 0;
-	}
-}
-
 static void out(const char *text, size_t len)
 {
 	if (len == 0) {
@@ -209,7 +200,7 @@ static void worker(void *user_data)
 	if (err != 0) {
 		agent_error(ask.console, "the request cannot start now: %s%s%s", why.reason,
 			    why.detail[0] != '\0' ? " " : "", why.detail);
-		wipe(ask.prompt, sizeof(ask.prompt));
+		agent_cmd_wipe(ask.prompt, sizeof(ask.prompt));
 		ask.running = false;
 		ask.busy = false;
 		agent_console_set_bypass(ask.console, NULL, NULL);
@@ -227,8 +218,8 @@ static void worker(void *user_data)
 	};
 	err = agent_request_run(&req);
 	agent_job_end("agent", err);
-	wipe(ask.key, sizeof(ask.key));
-	wipe(ask.prompt, sizeof(ask.prompt));
+	agent_cmd_wipe(ask.key, sizeof(ask.key));
+	agent_cmd_wipe(ask.prompt, sizeof(ask.prompt));
 	end_line();
 	if (ask.usage_seen) {
 		agent_printf(ask.console, "tokens: input %u, output %u, total %u\n",
@@ -363,7 +354,7 @@ int agent_cmd_ask_exec(struct agent_console *console, int argc, char **argv)
 		agent_console_set_bypass(console, NULL, NULL);
 		ask.busy = false;
 		ask.running = false;
-		wipe(ask.prompt, sizeof(ask.prompt));
+		agent_cmd_wipe(ask.prompt, sizeof(ask.prompt));
 		agent_error(console, "cannot start the request worker (error %d)", err);
 		return err;
 	}

@@ -25,6 +25,15 @@ struct agent_config *agent_cmd_config(void)
 	return &config;
 }
 
+void agent_cmd_wipe(void *buf, size_t len)
+{
+	volatile unsigned char *p = buf;
+
+	while (len-- > 0) {
+		*p++ = 0;
+	}
+}
+
 int agent_init(void)
 {
 	int conv_err;

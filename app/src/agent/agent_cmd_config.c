@@ -19,15 +19,6 @@ static struct {
 	size_t typed; /* characters typed, also those past the buffer, so we can refuse them */
 } secret;
 
-static void wipe(void *buf, size_t len)
-{
-	volatile unsigned char *p = buf;
-
-	while (len-- > 0) {
-		*p++ = 0;
-	}
-}
-
 static void print_names(struct agent_console *console)
 {
 	agent_puts(console, "settings:");
@@ -75,7 +66,7 @@ static void secret_finish(struct agent_console *console, bool save)
 			agent_error(console, "%s; key unchanged", why);
 		}
 	}
-	wipe(&secret, sizeof(secret));
+	agent_cmd_wipe(&secret, sizeof(secret));
 }
 
 static size_t secret_input(struct agent_console *console, const uint8_t *data, size_t len,
@@ -127,7 +118,7 @@ static int key_command(struct agent_console *console, int argc, char **argv)
 	int err;
 
 	if (argc == 3) {
-		wipe(&secret, sizeof(secret));
+		agent_cmd_wipe(&secret, sizeof(secret));
 		agent_puts(console, "API key (hidden; Enter saves, Esc cancels): ");
 		agent_console_set_bypass(console, secret_input, NULL);
 		return 0;

@@ -35,14 +35,9 @@ static inline int storage_fixture_setup(const char *prefix, uint32_t bytes)
 {
 	posix_fs_fail_after(-1);
 	posix_fs_rename_replaces(true);
-	snprintf(scratch_dir, sizeof(scratch_dir), "%s_XXXXXX", prefix);
-	if (mkdtemp(scratch_dir) == NULL) {
-		return -1;
-	}
-	snprintf(image_path, sizeof(image_path), "%s/flash.bin", scratch_dir);
 	test_cwd = "/lfs";
 	agent_cancel_reset(&test_cancel);
-	return posix_flash_mount(image_path, bytes, false);
+	return flash_fixture_setup_bytes(prefix, bytes);
 }
 
 static inline int storage_fixture_teardown(void)

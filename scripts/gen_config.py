@@ -36,8 +36,11 @@ from pathlib import Path
 
 try:
     import kconfiglib
-except ImportError:  # pragma: no cover - exercised only on a machine without the package
-    sys.exit("gen_config.py: the kconfiglib package is required (pip install kconfiglib)")
+except ImportError:
+    sys.exit(
+        f"gen_config.py: the kconfiglib package is required, and {sys.executable} has none "
+        f"(install it into that Python, or run the build with the project's .venv: ./dev)"
+    )
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SRCTREE = REPO_ROOT / "app" / "sim"

@@ -17,6 +17,7 @@ stderr.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import hashlib
 import os
 import subprocess
@@ -143,8 +144,10 @@ def download(source: PypiSource, work_dir: Path) -> Path:
         "pip",
         "download",
         "--no-deps",
+        # Only the pinned project itself: with ":all:" pip would also build the sdist's
+        # build requirements (Cython) from source to read its metadata, for many minutes.
         "--only-binary" if source.kind == "wheel" else "--no-binary",
-        ":all:",
+        source.project,
         f"{source.project}=={source.version}",
         "-d",
         str(work_dir),
@@ -153,7 +156,9 @@ def download(source: PypiSource, work_dir: Path) -> Path:
     # pip's progress goes to stderr so that stdout keeps only the final path.
     result = subprocess.run(command, stdout=sys.stderr, check=False)
     if result.returncode != 0:
-        raise FetchError(f"pip download failed with exit code {result.returncode}")
+        raise FetchError(
+            f"pip download under {sys.executable} failed with exit code {result.returncode}"
+        )
     archive = work_dir / source.archive_name
     if not archive.is_file():
         raise FetchError(f"pip did not produce {source.archive_name}")
@@ -238,12 +243,19 @@ def fetch(source: PypiSource, dest: Path, archive: Path | None) -> Path:
     dest = dest.resolve()
     if is_fetched(source, dest):
         return dest
-    with tempfile.TemporaryDirectory(prefix=f"{source.tool}_") as tmp:
-        path = archive if archive is not None else download(source, Path(tmp))
-        actual = sha256_of(path)
-        if actual != source.sha256:
-            raise FetchError(f"{path}: sha256 {actual}, expected {source.sha256}")
-        extract(source, path, dest)
+    # Build folders configured at the same time share one destination (the checkout's
+    # build/third_party): one of them downloads and extracts, the others wait and reuse it.
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with (dest.parent / f".{dest.name}.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if is_fetched(source, dest):
+            return dest
+        with tempfile.TemporaryDirectory(prefix=f"{source.tool}_") as tmp:
+            path = archive if archive is not None else download(source, Path(tmp))
+            actual = sha256_of(path)
+            if actual != source.sha256:
+                raise FetchError(f"{path}: sha256 {actual}, expected {source.sha256}")
+            extract(source, path, dest)
     return dest
 
 

@@ -7,6 +7,13 @@
 # - app/CMakeLists.txt itself, included: it finds Zephyr and adds its sources relative to
 #   its own location.
 get_filename_component(AGENT_APP_DIR ${CMAKE_CURRENT_LIST_DIR}/../app ABSOLUTE)
+# Zephyr's build scripts and the application's (gen_reference.py, gen_ca_bundle.py) run under
+# Zephyr's choice of Python (cmake/modules/python.cmake): Python3_EXECUTABLE, else west's
+# WEST_PYTHON, else the first python on PATH. Outside west, prefer the project's .venv.
+if(NOT DEFINED Python3_EXECUTABLE AND NOT DEFINED WEST_PYTHON
+   AND EXISTS ${AGENT_APP_DIR}/../.venv/bin/python)
+  set(Python3_EXECUTABLE ${AGENT_APP_DIR}/../.venv/bin/python)
+endif()
 set(APPLICATION_CONFIG_DIR ${AGENT_APP_DIR})
 set(KCONFIG_ROOT ${AGENT_APP_DIR}/Kconfig)
 include(${AGENT_APP_DIR}/CMakeLists.txt)

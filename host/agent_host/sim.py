@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from .errors import BuildError
@@ -32,6 +33,9 @@ def build(build_dir: Path = DEFAULT_BUILD_DIR, sanitize: bool = False, quiet: bo
     configure = [
         "cmake", "-S", str(SIM_SOURCE_DIR), "-B", str(build_dir), *generator,
         f"-DAGENT_SANITIZE={'ON' if sanitize else 'OFF'}", f"-DCMAKE_BUILD_TYPE={build_type}",
+        # The build's scripts run under this Python, which has the package's dependencies
+        # (kconfiglib), not under whichever python3 comes first on PATH.
+        f"-DPython3_EXECUTABLE={sys.executable}",
     ]
     jobs = str(os.cpu_count() or 2)
     compile_step = ["cmake", "--build", str(build_dir), "-j", jobs]

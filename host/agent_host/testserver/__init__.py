@@ -1,4 +1,6 @@
-"""OpenAI-compatible test server: replays `fixtures/openai/`, scripted dialogues, fault modes.
+"""OpenAI-compatible test server: replays recorded streams, scripted dialogues, fault modes.
+
+The recorded streams are package data (`recorded/`, see INDEX.md there for their sources).
 
 The serving side uses only the standard library (raw sockets, `ssl`, threads); `trustme` is
 needed for HTTPS and the `openai` SDK for request validation (both in the `test` extra).
@@ -33,6 +35,7 @@ from .fixtures import (
     fixture_script,
     fixtures_dir,
     outcome_of_body,
+    packaged_fixtures_dir,
     resolve_fixture,
     sdk_error_class,
 )
@@ -83,6 +86,7 @@ __all__ = [
     "fixtures_dir",
     "function_call_output",
     "outcome_of_body",
+    "packaged_fixtures_dir",
     "request_problems",
     "resolve_fixture",
     "sdk_error_class",

@@ -41,7 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """
     src = parser.add_argument_group("what to serve (fixtures and synths form a dialogue, in order)")
     src.add_argument("--fixture", action="append", default=[], metavar="PATH",
-                     help="a file of fixtures/openai/ (path, or name like chat/x.sse); repeatable")
+                     help="a recorded stream (a path, or a name in the corpus like chat/x.sse; see "
+                          "--list); repeatable")
     src.add_argument("--synth", action="append", default=[], metavar="NAME",
                      help="a synthesized reply (see --list); repeatable")
     src.add_argument("--script", type=Path, metavar="FILE",

@@ -1,4 +1,7 @@
-"""The recorded corpus `fixtures/openai/`: turning files into replies, and reading them plainly.
+"""The recorded stream corpus: turning files into replies, and reading them plainly.
+
+The corpus is package data, `recorded/` beside this module (`chat/`, `responses/` and INDEX.md,
+which gives every file's source and licence); `$AGENT_OPENAI_FIXTURES` names another folder.
 
 Replay rules (from the corpus INDEX.md):
 
@@ -21,6 +24,7 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Literal
 
@@ -31,8 +35,10 @@ from .sse import split_frames
 
 Format = Literal["sse", "jsonl", "json"]
 
-#: Environment variable that overrides where the corpus is looked for.
+#: Environment variable that names another corpus folder instead of the packaged one.
 FIXTURES_ENV = "AGENT_OPENAI_FIXTURES"
+#: The packaged corpus: this folder of the package (package data, see pyproject.toml).
+RECORDED = "recorded"
 
 _FORMATS: dict[str, Format] = {".sse": "sse", ".jsonl": "jsonl", ".json": "json"}
 _STATUS_IN_NAME = re.compile(r"http(\d{3})")
@@ -63,31 +69,43 @@ def sdk_error_class(status: int) -> str:
     return SDK_ERROR_CLASSES.get(status, "APIStatusError")
 
 
+def packaged_fixtures_dir() -> Path:
+    """The corpus installed with this package: `agent_host/testserver/recorded/`.
+
+    Returns:
+        The directory (in a checkout: `host/agent_host/testserver/recorded/`).
+    """
+    return Path(str(resources.files(__package__ or "agent_host.testserver") / RECORDED))
+
+
 def fixtures_dir() -> Path:
-    """Where `fixtures/openai/` is: `$AGENT_OPENAI_FIXTURES` or `$AGENT_FIXTURES_DIR` (the name
-    the C tests read), else `shared/fixtures/openai` beside the checkout or one of its
-    enclosing folders (nearest first).
+    """Where the recorded corpus is: `$AGENT_OPENAI_FIXTURES` when set (a folder laid out like
+    the corpus: `chat/`, `responses/`), else the copy installed with this package
+    (:func:`packaged_fixtures_dir`).
 
     Returns:
         The directory.
 
     Raises:
-        TestServerError: It cannot be found.
+        TestServerError: The folder the environment names does not exist, or the packaged
+            corpus is missing (an installation without its package data).
     """
-    env = os.environ.get(FIXTURES_ENV) or os.environ.get("AGENT_FIXTURES_DIR")
+    env = os.environ.get(FIXTURES_ENV)
     if env:
         path = Path(env)
         if not path.is_dir():
-            raise TestServerError(f"fixtures directory {env} (from the environment) is missing")
+            raise TestServerError(
+                f"{FIXTURES_ENV}={env}: no such directory (unset it to use the recorded "
+                f"streams installed with agent_host, {packaged_fixtures_dir()})"
+            )
         return path
-    here = Path(__file__).resolve()
-    candidates = [d / "shared" / "fixtures" / "openai" for d in here.parents]
-    for cand in candidates:
-        if (cand / "INDEX.md").is_file():
-            return cand
-    raise TestServerError(
-        f"fixtures/openai not found beside {here.parents[3]} or above; set {FIXTURES_ENV}"
-    )
+    path = packaged_fixtures_dir()
+    if not (path / "INDEX.md").is_file():
+        raise TestServerError(
+            f"the recorded streams are missing from {path} (agent_host installed without its "
+            f"package data?); set {FIXTURES_ENV} to a copy of the corpus"
+        )
+    return path
 
 
 def fixture_files(api: Api | None = None) -> list[Path]:

@@ -1,9 +1,9 @@
 """Synthesized replies for the deviations that the corpus has no recording of.
 
-INDEX.md's coverage notes and OPENAI_PROTOCOL.md describe server behaviour that no file in
-`fixtures/openai/` shows; each is built here from Python dicts, following the described shape.
-They are *not* recordings. Line endings (CRLF, CR) are not listed here: they are a fault
-(:attr:`Faults.eol`) that applies to any reply.
+INDEX.md's coverage notes and OPENAI_PROTOCOL.md describe server behaviour that no file of
+the recorded corpus (`recorded/`) shows; each is built here from Python dicts, following the
+described shape. They are *not* recordings. Line endings (CRLF, CR) are not listed here: they
+are a fault (:attr:`Faults.eol`) that applies to any reply.
 
 Use :data:`SYNTHESIZED` (name -> :class:`Synth`) or :func:`synth_reply`.
 """

@@ -1,12 +1,33 @@
-"""The portable core reaches the OS only through the port header (DESIGN.md section 4)."""
+"""The portable core reaches the OS only through the port header (DESIGN.md section 4), and
+its folders include each other only downwards (docs/architecture.md)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
-CORE_DIRS = [REPO / "app" / "src" / "agent", REPO / "app" / "src" / "tools"]
+SRC = REPO / "app" / "src"
+PORT = "port"  # app/src/port/agent_port.h, the one header every layer may include
+
+# The core's folders, bottom layer first, each with the folders it may include besides itself
+# and the port header. A folder may include any layer below it that it is given here, never
+# one above; a header named *_internal.h is included only by files in its own folder.
+LAYERS: dict[str, frozenset[str]] = {
+    "agent/state": frozenset(),
+    "agent/wire": frozenset({"agent/state"}),
+    "tools": frozenset({"agent/state", "agent/wire"}),
+    "agent/store": frozenset({"agent/state", "agent/wire"}),
+    "agent/provider": frozenset({"agent/state", "agent/wire"}),
+    "agent/request": frozenset({"agent/state", "agent/wire", "tools", "agent/provider"}),
+    "agent/shell": frozenset({"agent/state", "agent/wire", "tools", "agent/store",
+                              "agent/provider", "agent/request"}),
+    "agent/mgmt": frozenset({"agent/state", "agent/wire", "tools", "agent/store",
+                             "agent/provider", "agent/request", "agent/shell"}),
+}
+CORE_DIRS = [SRC / name for name in LAYERS]
 
 # C11 freestanding and hosted library headers; nothing from POSIX or Zephyr.
 C_STANDARD_HEADERS = {
@@ -77,3 +98,79 @@ def test_malloc_check_sees_code_not_text() -> None:
     assert calls_malloc("x = calloc (1, 2);")
     assert not calls_malloc('printf("%u free (lowest %u)", a, b); /* free(x) */ // free(y)')
     assert not calls_malloc("size_t blocks_free;")
+
+
+def header_folders(src: Path = SRC) -> dict[str, str]:
+    """Map each core header's name to its folder (headers are included by name)."""
+    where = {"agent_port.h": PORT}
+    for name in LAYERS:
+        for header in sorted((src / name).glob("*.h")):
+            assert header.name not in where, f"{header.name} is in two folders"
+            where[header.name] = name
+    return where
+
+
+def direction_violations(src: Path = SRC) -> list[str]:
+    """Every quoted include of a core file that goes up, sideways, or into another folder's
+    internal header, as "folder/file.c includes name.h (folder)"."""
+    where = header_folders(src)
+    bad = []
+    for folder, allowed in LAYERS.items():
+        for path in sorted((src / folder).glob("*.[ch]")):
+            for kind, name in INCLUDE.findall(path.read_text()):
+                target = where.get(Path(name).name)
+                if kind != '"' or target is None or target in (folder, PORT):
+                    continue
+                internal = Path(name).name.endswith("_internal.h")
+                if target not in allowed or internal:
+                    why = "internal header of" if internal and target in allowed else "from"
+                    bad.append(f"{folder}/{path.name} includes {name} ({why} {target})")
+    return bad
+
+
+def test_core_folders_are_the_layers() -> None:
+    """Nothing sits loose in app/src/agent, and no core folder is outside the table."""
+    agent = SRC / "agent"
+    assert sorted(p.name for p in agent.iterdir() if p.is_file() and p.suffix in (".c", ".h")) == []
+    assert {f"agent/{p.name}" for p in agent.iterdir() if p.is_dir()} == {
+        name for name in LAYERS if name.startswith("agent/")}
+
+
+def test_core_folders_say_what_they_hold() -> None:
+    missing = [name for name in LAYERS if not (SRC / name / "README.md").is_file()]
+    assert missing == []
+
+
+def test_core_includes_go_down_only() -> None:
+    assert direction_violations() == []
+
+
+def make_tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    src = tmp_path / "src"
+    for name in LAYERS:
+        (src / name).mkdir(parents=True)
+    for rel, text in files.items():
+        (src / rel).write_text(text)
+    return src
+
+
+@pytest.mark.parametrize(("files", "expected"), [
+    # A tool reaching up into the shell.
+    ({"agent/shell/agent_print.h": "", "tools/tool_x.c": '#include "agent_print.h"\n'},
+     ["tools/tool_x.c includes agent_print.h (from agent/shell)"]),
+    # Sideways: the store and the provider are peers.
+    ({"agent/provider/provider.h": "", "agent/store/conv.c": '#include "provider.h"\n'},
+     ["agent/store/conv.c includes provider.h (from agent/provider)"]),
+    # Down, but into another folder's internal header.
+    ({"agent/store/conv_store_internal.h": "",
+      "agent/shell/chat.c": '#include "conv_store_internal.h"\n'},
+     ["agent/shell/chat.c includes conv_store_internal.h (internal header of agent/store)"]),
+    # Allowed: down, the own folder, the port header, the C library.
+    ({"agent/wire/utf8.h": "", "agent/shell/agent_cmd_internal.h": "",
+      "agent/shell/cmd.c": '#include <string.h>\n#include "agent_port.h"\n#include "utf8.h"\n'
+                           '#include "agent_cmd_internal.h"\n'},
+     []),
+])
+def test_direction_check_catches_upward_includes(tmp_path: Path, files: dict[str, str],
+                                                 expected: list[str]) -> None:
+    assert direction_violations(make_tree(tmp_path, files)) == expected

@@ -1,5 +1,5 @@
 /*
- * JSON benchmark: the agent's streaming tokenizer (app/src/agent/json_stream.c) against two
+ * JSON benchmark: the agent's streaming tokenizer (app/src/agent/wire/json_stream.c) against two
  * parsers packaged by Debian, over the payloads of the recorded provider corpus.
  *
  *   json_bench [--iterations N] PARSER FIXTURES_DIR

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for the HTTP response parser (app/src/agent/http_wire.c). The first input
+ * libFuzzer target for the HTTP response parser (app/src/agent/wire/http_wire.c). The first input
  * byte chooses a split position in the rest; the rest is parsed in one piece, in the two
  * pieces of that split, and one byte at a time, each followed by the end of the stream. The
  * three runs must end with the same result and report the same status, headers and body

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for the JSON tokenizer and writer (app/src/agent/json_stream.c,
+ * libFuzzer target for the JSON tokenizer and writer (app/src/agent/wire/json_stream.c,
  * json_writer.c). The first input byte seeds the chunk sizes; the rest is the document.
  *
  * - Tokenized whole, in seeded random chunks and one byte at a time, it must give the same

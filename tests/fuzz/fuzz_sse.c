@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for the SSE decoder (app/src/agent/sse.c). The first input byte chooses a
+ * libFuzzer target for the SSE decoder (app/src/agent/wire/sse.c). The first input byte chooses a
  * split position in the rest; the rest is decoded in one chunk, in the two chunks of that
  * split, and one byte at a time, and the three runs must report the same events, the same
  * data and the same discard. Each run also checks the callback rules of sse.h.

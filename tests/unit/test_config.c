@@ -1,5 +1,5 @@
 /*
- * The configuration module (app/src/agent/agent_config.c) over the real POSIX settings
+ * The configuration module (app/src/agent/state/agent_config.c) over the real POSIX settings
  * store on a LittleFS image: validation at the bounds, persistence, nothing changed on
  * failure, invalid stored values, forget.
  */

@@ -1,5 +1,5 @@
 /*
- * The HTTP/1.1 client (app/src/agent/http.c, http_wire.c).
+ * The HTTP/1.1 client (app/src/agent/wire/http.c, http_wire.c).
  *
  * The wire format is tested without sockets (request heads, and the response parser fed with
  * every split of its input); http_post() is tested over the POSIX port's real network stream

@@ -1,5 +1,5 @@
 /*
- * The job registry and its admission check (app/src/agent/agent_jobs.c) over real pools of
+ * The job registry and its admission check (app/src/agent/state/agent_jobs.c) over real pools of
  * the POSIX port, and the two tools that read it: jobs_list and system_status.
  */
 #include <setjmp.h>

@@ -1,5 +1,5 @@
 /*
- * The bounded JSON writer (app/src/agent/json_writer.c): layout, escaping and UTF-8 repair
+ * The bounded JSON writer (app/src/agent/wire/json_writer.c): layout, escaping and UTF-8 repair
  * (whole and split between parts), every buffer size around the exact fit, and every
  * misplaced call.
  */

@@ -1,5 +1,5 @@
 /*
- * The SMP management group (app/src/agent/mgmt_*.c, docs/mgmt-group.md) over the real POSIX
+ * The SMP management group (app/src/agent/mgmt/mgmt_*.c, docs/mgmt-group.md) over the real POSIX
  * port: every command and error code through agent_mgmt_handle(), the key in no response,
  * paging of export and tools, malformed and oversized requests, the serial framing and its
  * receiver.
@@ -23,6 +23,7 @@
 #include "agent_cmd_internal.h"
 #include "agent_config.h"
 #include "agent_port.h"
+#include "agent_session.h"
 #include "conv_store.h"
 #include "mgmt_group.h"
 #include "mgmt_serial.h"
@@ -260,7 +261,7 @@ static int setup(void **state)
 {
 	(void)state;
 	posix_fs_fail_after(-1);
-	assert_int_equal(agent_config_forget(agent_cmd_config()), 0);
+	assert_int_equal(agent_config_forget(agent_session_config()), 0);
 	for (uint8_t slot = 1; slot <= CONV_SLOTS_MAX; slot++) {
 		(void)conv_store_delete(slot);
 	}
@@ -344,7 +345,7 @@ static void test_config_refusals_are_the_shells(void **state)
 		{"max-tools", "33"},
 		{"user", "a b"},
 	};
-	struct agent_config before = *agent_cmd_config();
+	struct agent_config before = *agent_session_config();
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -358,7 +359,7 @@ static void test_config_refusals_are_the_shells(void **state)
 		assert_int_equal(rsp_err(), AGENT_MGMT_RC_EINVAL);
 		assert_string_equal(rsp_str("reason"), expected);
 	}
-	assert_memory_equal(agent_cmd_config(), &before, sizeof(before));
+	assert_memory_equal(agent_session_config(), &before, sizeof(before));
 }
 
 static void test_config_too_long_is_refused_by_the_validator(void **state)
@@ -572,7 +573,7 @@ static void test_forget(void **state)
 	assert_int_equal(rsp_err(), -1);
 	assert_false(rsp_has("rc"));
 	assert_int_equal(agent_config_key_get(key, sizeof(key)), -ENOENT);
-	assert_string_equal(agent_cmd_config()->model, "");
+	assert_string_equal(agent_session_config()->model, "");
 }
 
 /* ---- conversations, export, delete ----------------------------------------------------------- */

@@ -1,5 +1,5 @@
 /*
- * The tool loop (app/src/agent/agent_request.c) against a loopback HTTP server on a thread
+ * The tool loop (app/src/agent/request/agent_request.c) against a loopback HTTP server on a thread
  * of this test, with tools added to the registry at run time: on-demand activation of a
  * workflow dependency (the first call is not executed, the retry is confirmed), denial and
  * cancellation at the confirmation (the executor never runs), and the request bodies of

@@ -1,7 +1,7 @@
 /*
  * The reference registry: the pages of docs/reference/ that this build keeps, generated at
  * build time by scripts/gen_reference.py into const data (flash) when
- * CONFIG_AGENT_TOOLS_REFERENCE is set. The `man` command (app/src/agent/man_cmd.c) and the
+ * CONFIG_AGENT_TOOLS_REFERENCE is set. The `man` command (app/src/agent/shell/man_cmd.c) and the
  * firmware_reference tool (reference_tool.c) read it. docs/reference-format.md describes
  * the pages.
  *

@@ -1,7 +1,7 @@
 /*
  * Typed tools: the definition every tool is made of, the parsed arguments an executor
  * receives, and the context it runs in. The one declarative registry (tool_registry.c)
- * lists every definition; the tool loop (app/src/agent/agent_request.c) advertises,
+ * lists every definition; the tool loop (app/src/agent/request/agent_request.c) advertises,
  * checks, confirms and runs them. See docs/tools.md.
  *
  * An executor writes exactly one JSON object into the result writer (at most

@@ -1,6 +1,6 @@
 /*
  * The agent's SMP management group on Zephyr: registers the portable handlers
- * (app/src/agent/mgmt_group.c and the mgmt_*.c it dispatches to) with MCUmgr as group 64.
+ * (app/src/agent/mgmt/mgmt_group.c and the mgmt_*.c it dispatches to) with MCUmgr as group 64.
  * MCUmgr opens the response map and closes it; a handler's MCUmgr error code becomes
  * MCUmgr's {"rc": N}; group errors go through smp_add_cmd_err(), so SMP version 1 clients
  * get them translated. The transport is the shell's (CONFIG_MCUMGR_TRANSPORT_SHELL): frames

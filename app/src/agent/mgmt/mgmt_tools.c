@@ -8,8 +8,8 @@
 
 #include <zcbor_encode.h>
 
-#include "agent_cmd_internal.h"
 #include "agent_config.h"
+#include "agent_session.h"
 #include "mgmt_internal.h"
 #include "tool_registry.h"
 #include "tool_session.h"
@@ -37,7 +37,7 @@ static bool put_tool(zcbor_state_t *zse, const struct tool_def *def,
 int agent_mgmt_tools_read(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r)
 {
 	struct field fields[] = {{.name = "off", .type = FIELD_UINT}};
-	const struct agent_config *cfg = agent_cmd_config();
+	const struct agent_config *cfg = agent_session_config();
 	const uint8_t *end = zse->payload_end;
 	size_t total = tool_registry_count();
 	uint32_t off;

@@ -12,7 +12,7 @@
 
 int agent_cmd_tools_exec(struct agent_console *console, int argc, char **argv)
 {
-	const struct agent_config *cfg = agent_cmd_config();
+	const struct agent_config *cfg = agent_session_config();
 
 	(void)argv;
 	if (argc != 2) {

@@ -12,10 +12,10 @@
 
 #include <zcbor_encode.h>
 
-#include "agent_cmd_internal.h"
 #include "agent_config.h"
 #include "agent_port.h"
 #include "agent_request.h"
+#include "agent_session.h"
 #include "agent_version.h"
 #include "mgmt_internal.h"
 
@@ -84,7 +84,7 @@ static const char *shown_value(const struct agent_config *cfg, const char *name,
 int agent_mgmt_config_read(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r)
 {
 	struct field fields[] = {{.name = "name", .type = FIELD_TSTR}};
-	const struct agent_config *cfg = agent_cmd_config();
+	const struct agent_config *cfg = agent_session_config();
 	char name[NAME_SHOWN + 1];
 	char number[4];
 	const char *value;
@@ -114,7 +114,7 @@ int agent_mgmt_config_write(zcbor_state_t *zsd, zcbor_state_t *zse, struct refus
 		{.name = "value", .type = FIELD_TSTR},
 		{.name = "clear", .type = FIELD_BOOL},
 	};
-	struct agent_config *cfg = agent_cmd_config();
+	struct agent_config *cfg = agent_session_config();
 	char name[NAME_SHOWN + 1];
 	char number[4];
 	const char *value;
@@ -218,7 +218,7 @@ static int pool_visit(const struct agent_pool_stats *s, void *user_data)
 
 int agent_mgmt_status_read(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r)
 {
-	const struct agent_config *cfg = agent_cmd_config();
+	const struct agent_config *cfg = agent_session_config();
 	struct agent_tool_stats ts;
 	struct pool_walk walk = {.zse = zse};
 	int err = agent_mgmt_decode_request(zsd, NULL, 0, r);
@@ -259,7 +259,7 @@ int agent_mgmt_forget_write(zcbor_state_t *zsd, zcbor_state_t *zse, struct refus
 		return agent_mgmt_refuse(r, AGENT_MGMT_RC_EBUSY,
 					 "a request is running; nothing changed");
 	}
-	err = agent_config_forget(agent_cmd_config());
+	err = agent_config_forget(agent_session_config());
 	if (err != 0) {
 		return agent_mgmt_refuse(r, AGENT_MGMT_RC_EIO,
 					 "could not erase the configuration (error %d)", err);

@@ -46,7 +46,7 @@ static void print_usage(struct agent_console *console)
 
 static void secret_finish(struct agent_console *console, bool save)
 {
-	struct agent_config *cfg = agent_cmd_config();
+	struct agent_config *cfg = agent_session_config();
 	const char *why;
 
 	agent_console_set_bypass(console, NULL, NULL);
@@ -66,7 +66,7 @@ static void secret_finish(struct agent_console *console, bool save)
 			agent_error(console, "%s; key unchanged", why);
 		}
 	}
-	agent_cmd_wipe(&secret, sizeof(secret));
+	agent_session_wipe(&secret, sizeof(secret));
 }
 
 static size_t secret_input(struct agent_console *console, const uint8_t *data, size_t len,
@@ -113,12 +113,12 @@ static size_t secret_input(struct agent_console *console, const uint8_t *data, s
 
 static int key_command(struct agent_console *console, int argc, char **argv)
 {
-	struct agent_config *cfg = agent_cmd_config();
+	struct agent_config *cfg = agent_session_config();
 	const char *why;
 	int err;
 
 	if (argc == 3) {
-		agent_cmd_wipe(&secret, sizeof(secret));
+		agent_session_wipe(&secret, sizeof(secret));
 		agent_puts(console, "API key (hidden; Enter saves, Esc cancels): ");
 		agent_console_set_bypass(console, secret_input, NULL);
 		return 0;
@@ -143,7 +143,7 @@ static int key_command(struct agent_console *console, int argc, char **argv)
 
 int agent_cmd_config_exec(struct agent_console *console, int argc, char **argv)
 {
-	struct agent_config *cfg = agent_cmd_config();
+	struct agent_config *cfg = agent_session_config();
 	char number[4];
 	const char *name;
 	const char *why;

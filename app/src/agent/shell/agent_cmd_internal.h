@@ -4,8 +4,8 @@
 
 #include <stddef.h>
 
-#include "agent_config.h"
 #include "agent_port.h"
+#include "agent_session.h"
 
 struct agent_subcmd {
 	const char *name;
@@ -13,12 +13,6 @@ struct agent_subcmd {
 	const char *help;
 	int (*run)(struct agent_console *console, int argc, char **argv);
 };
-
-/** The configuration loaded at boot and kept current by the commands. */
-struct agent_config *agent_cmd_config(void);
-
-/** Zero @p len bytes at @p buf through a volatile pointer (a key or prompt no longer needed). */
-void agent_cmd_wipe(void *buf, size_t len);
 
 /** `agent config ...`; argv[0] is "agent", argv[1] is "config". */
 int agent_cmd_config_exec(struct agent_console *console, int argc, char **argv);

@@ -200,7 +200,7 @@ static void worker(void *user_data)
 	if (err != 0) {
 		agent_error(ask.console, "the request cannot start now: %s%s%s", why.reason,
 			    why.detail[0] != '\0' ? " " : "", why.detail);
-		agent_cmd_wipe(ask.prompt, sizeof(ask.prompt));
+		agent_session_wipe(ask.prompt, sizeof(ask.prompt));
 		ask.running = false;
 		ask.busy = false;
 		agent_console_set_bypass(ask.console, NULL, NULL);
@@ -208,7 +208,7 @@ static void worker(void *user_data)
 	}
 	n = agent_config_key_get(ask.key, sizeof(ask.key));
 	req = (struct agent_request){
-		.config = agent_cmd_config(),
+		.config = agent_session_config(),
 		.key = n > 0 ? ask.key : NULL,
 		.instructions = ask.instructions,
 		.prompt = ask.prompt,
@@ -218,8 +218,8 @@ static void worker(void *user_data)
 	};
 	err = agent_request_run(&req);
 	agent_job_end("agent", err);
-	agent_cmd_wipe(ask.key, sizeof(ask.key));
-	agent_cmd_wipe(ask.prompt, sizeof(ask.prompt));
+	agent_session_wipe(ask.key, sizeof(ask.key));
+	agent_session_wipe(ask.prompt, sizeof(ask.prompt));
 	end_line();
 	if (ask.usage_seen) {
 		agent_printf(ask.console, "tokens: input %u, output %u, total %u\n",
@@ -311,7 +311,7 @@ static int join_prompt(int argc, char **argv, struct agent_console *console)
 
 int agent_cmd_ask_exec(struct agent_console *console, int argc, char **argv)
 {
-	const struct agent_config *cfg = agent_cmd_config();
+	const struct agent_config *cfg = agent_session_config();
 	int err;
 
 	if (argc < 3) {
@@ -354,7 +354,7 @@ int agent_cmd_ask_exec(struct agent_console *console, int argc, char **argv)
 		agent_console_set_bypass(console, NULL, NULL);
 		ask.busy = false;
 		ask.running = false;
-		agent_cmd_wipe(ask.prompt, sizeof(ask.prompt));
+		agent_session_wipe(ask.prompt, sizeof(ask.prompt));
 		agent_error(console, "cannot start the request worker (error %d)", err);
 		return err;
 	}

@@ -526,7 +526,7 @@ int agent_chat_open_screen(struct agent_console *console)
 
 int agent_chat_check_ready(struct agent_console *console)
 {
-	const struct agent_config *cfg = agent_cmd_config();
+	const struct agent_config *cfg = agent_session_config();
 
 	if (agent_chat.open || agent_chat.running) {
 		agent_error(console, "the chat is already open");

@@ -16,23 +16,8 @@
 #include "agent_version.h"
 #include "provider.h"
 
-static struct agent_config config;
 /* Why the stored configuration could not be loaded at boot, or 0. */
 static int load_error;
-
-struct agent_config *agent_cmd_config(void)
-{
-	return &config;
-}
-
-void agent_cmd_wipe(void *buf, size_t len)
-{
-	volatile unsigned char *p = buf;
-
-	while (len-- > 0) {
-		*p++ = 0;
-	}
-}
 
 int agent_init(void)
 {
@@ -41,7 +26,7 @@ int agent_init(void)
 	/* On failure the defaults stay in place and the commands still run: `forget` or a
 	 * fresh `config` may be what repairs the store.
 	 */
-	load_error = agent_config_load(&config);
+	load_error = agent_config_load(agent_session_config());
 	(void)agent_jobs_init(); /* without its lock the registry still works */
 	/* Conversations: pick the filesystem and recover interrupted saves (a failure leaves
 	 * the chat without storage; agent list says so, and the chat shows each unsaved turn). */
@@ -66,7 +51,8 @@ static int print_pool(const struct agent_pool_stats *s, void *user_data)
 
 static int cmd_status(struct agent_console *console, int argc, char **argv)
 {
-	enum agent_protocol protocol = agent_config_protocol(config.endpoint);
+	const struct agent_config *cfg = agent_session_config();
+	enum agent_protocol protocol = agent_config_protocol(cfg->endpoint);
 	char number[4];
 
 	(void)argv;
@@ -76,23 +62,23 @@ static int cmd_status(struct agent_console *console, int argc, char **argv)
 	}
 	agent_printf(console, "version:   %s on %s\n", AGENT_VERSION_STRING, agent_board_name());
 	agent_printf(console, "endpoint:  %s\n",
-		     config.endpoint[0] != '\0' ? config.endpoint : "(not set)");
+		     cfg->endpoint[0] != '\0' ? cfg->endpoint : "(not set)");
 	agent_printf(console, "protocol:  %s\n", agent_protocol_name(protocol));
 	agent_printf(console, "model:     %s\n",
-		     config.model[0] != '\0' ? config.model : "(not set)");
-	agent_printf(console, "key:       %s\n", config.key_set ? "set" : "not set");
-	agent_printf(console, "reasoning: %s\n", agent_reasoning_name(config.reasoning));
-	agent_printf(console, "tools:     %s\n", agent_tools_policy_name(config.tools));
+		     cfg->model[0] != '\0' ? cfg->model : "(not set)");
+	agent_printf(console, "key:       %s\n", cfg->key_set ? "set" : "not set");
+	agent_printf(console, "reasoning: %s\n", agent_reasoning_name(cfg->reasoning));
+	agent_printf(console, "tools:     %s\n", agent_tools_policy_name(cfg->tools));
 	agent_printf(console, "max-tools: %s\n",
-		     agent_config_show(&config, "max-tools", number, sizeof(number)));
-	agent_printf(console, "user:      %s\n", config.user);
+		     agent_config_show(cfg, "max-tools", number, sizeof(number)));
+	agent_printf(console, "user:      %s\n", cfg->user);
 	if (load_error != 0) {
 		agent_printf(console, "settings:  could not be loaded at boot (error %d)\n",
 			     load_error);
 	}
-	if (config.invalid_loaded != 0) {
+	if (cfg->invalid_loaded != 0) {
 		agent_printf(console, "settings:  %u stored value(s) were invalid; defaults used\n",
-			     (unsigned int)config.invalid_loaded);
+			     (unsigned int)cfg->invalid_loaded);
 	}
 	struct agent_tool_stats ts;
 
@@ -116,7 +102,7 @@ static int cmd_forget(struct agent_console *console, int argc, char **argv)
 		agent_error(console, "forget takes no arguments");
 		return -EINVAL;
 	}
-	int err = agent_config_forget(&config);
+	int err = agent_config_forget(agent_session_config());
 
 	if (err != 0) {
 		agent_error(console, "could not erase the configuration (error %d)", err);

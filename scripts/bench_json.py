@@ -4,8 +4,9 @@
 Builds tests/bench (json_bench: app/src/agent/json_stream.c at -O2, cJSON from
 libcjson-dev, jsmn from libjsmn-dev) and runs it once per parser under
 `valgrind --tool=callgrind --toggle-collect=bench_run`, so that only the parsing of the
-corpus is counted: every `data:` payload of fixtures/openai/**/*.sse (but [DONE]), every
-line of the .jsonl files and every .json file, each parsed N times. Prints a Markdown
+corpus is counted: every `data:` payload of the recorded streams' **/*.sse (but [DONE]),
+every line of the .jsonl files and every .json file, each parsed N times (the corpus is
+host/agent_host/testserver/recorded/, or $AGENT_OPENAI_FIXTURES). Prints a Markdown
 table: bytes parsed, instructions per KiB, the peak memory each parser needs for one
 payload, and whether it needs the whole payload in one buffer.
 

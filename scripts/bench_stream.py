@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Benchmark of the device's stream path (HTTP -> SSE -> streaming JSON -> adapter).
 
-For each recorded stream of fixtures/openai (and a synthetic stream whose single
-`response.completed` event is 1 MiB), the benchmark driver tests/bench/stream_bench runs
-provider turns against the test server on loopback, under `valgrind --tool=callgrind`. The
-instructions of one turn are the difference between a run of 1 + N turns and a run of 1
-turn, divided by N, so start-up is not counted. Prints a Markdown table: bytes streamed,
-instructions per KiB, and the peak bytes the stream path's pools held.
+For each recorded stream (host/agent_host/testserver/recorded/, or $AGENT_OPENAI_FIXTURES)
+and a synthetic stream whose single `response.completed` event is 1 MiB, the benchmark driver
+tests/bench/stream_bench runs provider turns against the test server on loopback, under
+`valgrind --tool=callgrind`. The instructions of one turn are the difference between a run of
+1 + N turns and a run of 1 turn, divided by N, so start-up is not counted. Prints a Markdown
+table: bytes streamed, instructions per KiB, and the peak bytes the stream path's pools held.
 
 This measures; it asserts nothing (tests/test_bench_stream.py checks that it runs).
 """

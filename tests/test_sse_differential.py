@@ -2,9 +2,9 @@
 
 tests/unit/sse_dump (built with the simulator, ASan and UBSan) decodes standard input and
 prints each dispatched event as a JSON line; `openai._streaming.SSEDecoder().iter_bytes()`
-decodes the same bytes, fed in chunks. Compared on every recorded fixture
-(../shared/fixtures/openai/**/*.sse, or $AGENT_FIXTURES_DIR) in LF, CR and CRLF, on the .jsonl
-recordings replayed as wire traffic, on synthesized streams, and on random ones.
+decodes the same bytes, fed in chunks. Compared on every recorded stream (the repository's
+corpus, `fixtures_dir()`: **/*.sse) in LF, CR and CRLF, on the .jsonl recordings replayed as
+wire traffic, on synthesized streams, and on random ones.
 
 Where the SDK departs from the HTML standard, the C decoder follows the standard and the
 difference is asserted below (test_documented_difference_*), so a change on either side shows.
@@ -13,7 +13,6 @@ difference is asserted below (test_documented_difference_*), so a change on eith
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
 import subprocess
@@ -21,7 +20,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agent_host.errors import AgentHostError
 from agent_host.testserver import fixtures_dir
 from openai._streaming import SSEDecoder
 
@@ -32,30 +30,16 @@ SSE_EVENT_TYPE_MAX = 63
 Event = tuple[str, str]  # (event type, "" when none; data)
 
 
-def _fixtures_dir() -> Path | None:
-    try:
-        return fixtures_dir()
-    except AgentHostError:
-        return None
-
-
-FIXTURES_DIR = _fixtures_dir()
-MISSING = "fixtures-missing"
+FIXTURES_DIR = fixtures_dir()
 
 
 def _fixture_files(pattern: str) -> list[str]:
-    if FIXTURES_DIR is None or not FIXTURES_DIR.is_dir():
-        return [MISSING]  # one test that fails, never an empty (skipped) parameter set
-    return sorted(str(p.relative_to(FIXTURES_DIR)) for p in FIXTURES_DIR.rglob(pattern))
+    names = sorted(str(p.relative_to(FIXTURES_DIR)) for p in FIXTURES_DIR.rglob(pattern))
+    assert names, f"no {pattern} under {FIXTURES_DIR}"  # never an empty (skipped) set
+    return names
 
 
 def _fixture(name: str) -> bytes:
-    if name == MISSING:
-        pytest.fail(
-            f"recorded fixtures not found (shared/fixtures/openai beside {REPO_DIR} or a folder "
-            f"above it, or $AGENT_FIXTURES_DIR={os.environ.get('AGENT_FIXTURES_DIR')!r})"
-        )
-    assert FIXTURES_DIR is not None
     return (FIXTURES_DIR / name).read_bytes()
 
 

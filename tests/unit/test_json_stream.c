@@ -3,6 +3,9 @@
  * payload split at every point (or in 100 random ways when large) gives the same tokens,
  * the exact bounds, malformed input, UTF-8 and surrogate handling across chunk ends, path
  * matching, and a 1 MiB string that passes through without a buffer of its own.
+ *
+ * The recorded payloads are the repository's corpus (host/agent_host/testserver/recorded/),
+ * whose path tests/unit/CMakeLists.txt passes as RECORDED_DIR.
  */
 #define _XOPEN_SOURCE 700 /* nftw() */
 #include <setjmp.h>
@@ -406,40 +409,14 @@ static int load_file(const char *path, const struct stat *st, int type, struct F
 	return 0;
 }
 
-static const char *fixtures_dir(void)
-{
-	static char found[4096 + 32];
-	const char *env = getenv("AGENT_FIXTURES_DIR");
-	struct stat st;
-	char dir[4096];
-	char *slash;
-
-	if (env != NULL && env[0] != '\0') {
-		return env;
-	}
-	/* Walk up from this source file's directory to a shared/fixtures/openai. */
-	snprintf(dir, sizeof(dir), "%s", JSON_TEST_SOURCE_DIR);
-	for (;;) {
-		snprintf(found, sizeof(found), "%s/shared/fixtures/openai", dir);
-		if (stat(found, &st) == 0 && S_ISDIR(st.st_mode)) {
-			return found;
-		}
-		slash = strrchr(dir, '/');
-		if (slash == NULL || slash == dir) {
-			return NULL;
-		}
-		*slash = '\0';
-	}
-}
-
 static int load_corpus(void **state)
 {
-	const char *dir = fixtures_dir();
+	const char *dir = RECORDED_DIR;
+	struct stat st;
 
 	(void)state;
-	if (dir == NULL) {
-		fprintf(stderr, "no shared/fixtures/openai above %s; set AGENT_FIXTURES_DIR\n",
-			JSON_TEST_SOURCE_DIR);
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "the recorded streams are missing: %s is not a directory\n", dir);
 		return -1;
 	}
 	if (nftw(dir, load_file, 16, FTW_PHYS) != 0) {

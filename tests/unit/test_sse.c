@@ -1,8 +1,9 @@
 /*
  * The SSE decoder (app/src/agent/sse.c): exact output for each rule of docs/sse.md, and the
  * incremental decoder against a whole-buffer reference decoder written here from the HTML
- * standard, for every split position of synthetic streams and of the recorded fixtures
- * (../shared/fixtures/openai/ ** / *.sse, or $AGENT_FIXTURES_DIR), in LF, CR and CRLF.
+ * standard, for every split position of synthetic streams and of the recorded streams
+ * (RECORDED_DIR/ ** / *.sse: the repository's corpus, host/agent_host/testserver/recorded/,
+ * whose path tests/unit/CMakeLists.txt passes), in LF, CR and CRLF.
  *
  * Both decoders write the same log: per dispatched event "event[TYPE] data[LEN]DATA\n", per
  * discarded event "discard[LEN]DATA\n" (the data handed on before the stream ended).
@@ -838,47 +839,13 @@ static void test_random_streams(void **state)
 	}
 }
 
-/* ---- recorded fixtures ---- */
-
-static char fixtures_dir[4096];
+/* ---- recorded streams (RECORDED_DIR) ---- */
 
 static bool is_dir(const char *path)
 {
 	struct stat st;
 
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* $AGENT_FIXTURES_DIR, else shared/fixtures/openai beside the repository or a folder above. */
-static void find_fixtures_dir(void)
-{
-	const char *env = getenv("AGENT_FIXTURES_DIR");
-	char dir[4096];
-
-	if (env != NULL && env[0] != '\0') {
-		if (!is_dir(env)) {
-			fail_msg("AGENT_FIXTURES_DIR=%s is not a directory", env);
-		}
-		format(fixtures_dir, sizeof(fixtures_dir), "%s", env);
-		return;
-	}
-	format(dir, sizeof(dir), "%s", SSE_TEST_REPO_DIR);
-	for (;;) {
-		char *slash = strrchr(dir, '/');
-
-		if (slash == NULL) {
-			break;
-		}
-		*slash = '\0';
-		format(fixtures_dir, sizeof(fixtures_dir), "%s/shared/fixtures/openai",
-			 dir[0] ? dir : "");
-		if (is_dir(fixtures_dir)) {
-			return;
-		}
-	}
-	fail_msg("fixtures not found: no shared/fixtures/openai beside %s or any folder above it;"
-		 " set AGENT_FIXTURES_DIR",
-		 SSE_TEST_REPO_DIR);
 }
 
 static char *read_file(const char *path, size_t *len)
@@ -1005,10 +972,12 @@ static void test_fixtures(void **state)
 	struct paths files = {0};
 
 	(void)state;
-	find_fixtures_dir();
-	find_sse_files(fixtures_dir, &files);
+	if (!is_dir(RECORDED_DIR)) {
+		fail_msg("the recorded streams are missing: %s is not a directory", RECORDED_DIR);
+	}
+	find_sse_files(RECORDED_DIR, &files);
 	if (files.n == 0) {
-		fail_msg("no *.sse files under %s", fixtures_dir);
+		fail_msg("no *.sse files under %s", RECORDED_DIR);
 	}
 	qsort(files.p, files.n, sizeof(*files.p), compare_paths);
 	rng_state = 0xf1c7u;

@@ -1,7 +1,8 @@
 /*
- * Shared by the two files of the POSIX port's simulated board: board_file.c reads a board
- * file into a struct sim_board and publishes it; board_sim.c answers the inspection calls of
- * agent_port.h from it. Only those two files include this header.
+ * Shared by the two halves of the POSIX port's simulated board: board_file.c and the files
+ * beside it (posix_board_file.h) read a board file into a struct sim_board and publish it;
+ * board_sim.c answers the inspection calls of agent_port.h from it. Only those files include
+ * this header.
  */
 #ifndef POSIX_BOARD_INTERNAL_H
 #define POSIX_BOARD_INTERNAL_H

@@ -5,11 +5,16 @@
  * filesystem call (posix_fs_fail_after() / posix_fs_fail_range()) with a power cut
  * (posix_flash_power_cut()) after it: the public file is always exactly the old or exactly
  * the new content.
+ *
+ * The sweeps inject some 2,300 faults, each in a run of the tool under the sanitizers; each
+ * sweep prints a line as it starts and every PROGRESS_EVERY fault points (stdout is line
+ * buffered, so ctest -V and the test log show them as they come).
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
 
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +30,8 @@
 #define PATCH_STAGE  "/lfs/" STORAGE_PATCH_STAGE_NAME
 #define WRITE_STAGE  "/lfs/" STORAGE_WRITE_STAGE_NAME
 #define FILE_MAX     CONFIG_AGENT_STORAGE_PATCH_FILE_MAX
+
+#define PROGRESS_EVERY 100 /* fault points between two progress lines of a sweep */
 
 struct edit {
 	long long offset;
@@ -69,6 +76,47 @@ static void fresh_image(void)
 	assert_int_equal(posix_flash_unmount(), 0);
 	assert_int_equal(unlink(image_path), 0);
 	assert_int_equal(posix_flash_mount(image_path, image_bytes, false), 0);
+}
+
+/*
+ * The image a sweep starts every run from: taken once after the sweep's preparation
+ * (unmounted, so that it is complete), written back before each run. Restoring the bytes
+ * gives each run the same start as formatting and preparing again would, without redoing
+ * that work some 700 times per sweep.
+ */
+static uint8_t snapshot[IMAGE_1M];
+
+static void image_io(bool write)
+{
+	int fd = open(image_path, write ? O_WRONLY : O_RDONLY);
+
+	assert_true(fd >= 0);
+	for (size_t done = 0; done < image_bytes;) {
+		ssize_t n = write ? pwrite(fd, snapshot + done, image_bytes - done, (off_t)done)
+				  : pread(fd, snapshot + done, image_bytes - done, (off_t)done);
+
+		assert_true(n > 0);
+		done += (size_t)n;
+	}
+	assert_int_equal(close(fd), 0);
+}
+
+static void snapshot_take(void)
+{
+	posix_fs_fail_after(-1);
+	assert_true(image_bytes <= sizeof(snapshot));
+	assert_int_equal(posix_flash_unmount(), 0);
+	image_io(false);
+	assert_int_equal(posix_flash_mount(image_path, 0, false), 0);
+}
+
+/* Fails (-EBUSY) when a tool left a handle open, as remount() does. */
+static void snapshot_restore(void)
+{
+	posix_fs_fail_after(-1);
+	assert_int_equal(posix_flash_unmount(), 0);
+	image_io(true);
+	assert_int_equal(posix_flash_mount(image_path, 0, false), 0);
 }
 
 /* Remount as after a power cut: open handles are lost, unsynced data with them. */
@@ -459,6 +507,12 @@ struct sweep {
 	const char *method; /* storage_patch's method without faults, or NULL */
 	/* Rename refuses an existing target (FAT): replacement goes through a backup name. */
 	bool no_replace;
+	/*
+	 * Only the single faults: the power cuts inject -EIO whatever the sweep's error
+	 * (posix_fs_fail_after()), so for a sweep that differs from another only in that error
+	 * they would repeat the other's power cuts call for call.
+	 */
+	bool single_faults_only;
 };
 
 static void backup_of(const char *path, char out[STORAGE_STAGE_PATH_MAX + 1])
@@ -547,10 +601,18 @@ static int public_state(const struct sweep *s, long n, int rc)
 	return -1;
 }
 
+static void progress(const struct sweep *s, const char *phase, long n, long count)
+{
+	if (n % PROGRESS_EVERY == 0) {
+		print_message("%s: %s at call %ld of %ld\n", s->name, phase, n, count);
+	}
+}
+
 /*
  * Run @p s once to count its filesystem calls, then for every n from 0 to that count: fail
- * call n and all later ones, cut the power, mount again and check the public file; then
- * fail only call n (with @p transient_err) and check the file, the cleanup and the handles.
+ * call n and all later ones, cut the power, mount again and check the public file (unless
+ * s->single_faults_only); then fail only call n (with @p transient_err) and check the
+ * file, the cleanup and the handles. Every run starts from the image s->prepare() left.
  * Returns the number of fault points run.
  */
 static long sweep(const struct sweep *s, int transient_err)
@@ -565,6 +627,7 @@ static long sweep(const struct sweep *s, int transient_err)
 	fresh_image();
 	posix_fs_rename_replaces(!s->no_replace);
 	s->prepare();
+	snapshot_take();
 	posix_fs_fail_after(-1);
 	if (s->run() != 0) {
 		fail_msg("%s: the run without faults failed: %s", s->name, last_error);
@@ -577,10 +640,13 @@ static long sweep(const struct sweep *s, int transient_err)
 	}
 	assert_int_equal(public_state(s, -1, 0), 1);
 	assert_true(count > 5);
+	print_message("%s: %ld calls; %s\n", s->name, count,
+		      s->single_faults_only ? "a single fault at each"
+					    : "a power cut, then a single fault, at each");
 
-	for (long n = 0; n <= count; n++, points++) {
-		fresh_image();
-		s->prepare();
+	for (long n = 0; n <= count && !s->single_faults_only; n++, points++) {
+		progress(s, "power cut", n, count);
+		snapshot_restore();
 		posix_fs_fail_after((int)n);
 		int rc = s->run();
 
@@ -607,8 +673,8 @@ static long sweep(const struct sweep *s, int transient_err)
 		}
 	}
 	for (long n = 0; n < count; n++, points++) {
-		fresh_image();
-		s->prepare();
+		progress(s, "single fault", n, count);
+		snapshot_restore();
 		posix_fs_fail_range((int)n, 1, transient_err);
 		int rc = s->run();
 
@@ -669,7 +735,10 @@ static void test_faults_patch_staged(void **state)
 	fault_points += sweep(&s, -EIO);
 }
 
-/* A single -ENOSPC anywhere: staging gives way to the in-place rewrite, or the call fails. */
+/*
+ * A single -ENOSPC anywhere: staging gives way to the in-place rewrite, or the call fails.
+ * The power cuts of this run are test_faults_patch_staged's.
+ */
 static void test_faults_patch_staged_enospc(void **state)
 {
 	(void)state;
@@ -687,6 +756,7 @@ static void test_faults_patch_staged_enospc(void **state)
 		.new_len = sweep_new_len,
 		.stage = PATCH_STAGE,
 		.method = "staged",
+		.single_faults_only = true,
 	};
 
 	fault_points += sweep(&s, -ENOSPC);
@@ -892,6 +962,8 @@ static void test_power_cut_hook(void **state)
 
 int main(void)
 {
+	/* ctest reads stdout through a pipe: a line as soon as it is printed, not at exit. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_power_cut_hook, setup_1m, teardown),
 		cmocka_unit_test_setup_teardown(test_patch_edits, setup_1m, teardown),

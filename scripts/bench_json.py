@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark of the streaming JSON tokenizer against parsers packaged by Debian.
 
-Builds tests/bench (json_bench: app/src/agent/json_stream.c at -O2, cJSON from
+Builds tests/bench (json_bench: app/src/agent/wire/json_stream.c at -O2, cJSON from
 libcjson-dev, jsmn from libjsmn-dev) and runs it once per parser under
 `valgrind --tool=callgrind --toggle-collect=bench_run`, so that only the parsing of the
 corpus is counted: every `data:` payload of the recorded streams' **/*.sse (but [DONE]),

@@ -1,4 +1,4 @@
-"""The C JSON tokenizer and writer (app/src/agent/json_stream.c, json_writer.c) against Python's json.
+"""The C JSON tokenizer and writer (app/src/agent/wire/json_stream.c, json_writer.c) against Python's json.
 
 tests/unit/json_dump (built with the simulator, ASan and UBSan) tokenizes documents fed in
 chunks of a chosen size and prints the value it saw as JSON (its own printer, or json_writer
@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 REPO_DIR = Path(__file__).resolve().parents[1]
-AGENT_DIR = REPO_DIR / "app" / "src" / "agent"
+AGENT_DIR = REPO_DIR / "app" / "src" / "agent" / "wire"
 EBADMSG = -74
 E2BIG = -7
 EINVAL = -22

@@ -1,4 +1,4 @@
-"""The C SSE decoder (app/src/agent/sse.c) against the `openai` SDK's own decoder.
+"""The C SSE decoder (app/src/agent/wire/sse.c) against the `openai` SDK's own decoder.
 
 tests/unit/sse_dump (built with the simulator, ASan and UBSan) decodes standard input and
 prints each dispatched event as a JSON line; `openai._streaming.SSEDecoder().iter_bytes()`
@@ -24,7 +24,7 @@ from agent_host.testserver import fixtures_dir
 from openai._streaming import SSEDecoder
 
 REPO_DIR = Path(__file__).resolve().parents[1]
-SSE_C = REPO_DIR / "app" / "src" / "agent" / "sse.c"
+SSE_C = REPO_DIR / "app" / "src" / "agent" / "wire" / "sse.c"
 SSE_EVENT_TYPE_MAX = 63
 
 Event = tuple[str, str]  # (event type, "" when none; data)

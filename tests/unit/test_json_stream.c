@@ -1,5 +1,5 @@
 /*
- * The streaming JSON tokenizer (app/src/agent/json_stream.c): every recorded provider
+ * The streaming JSON tokenizer (app/src/agent/wire/json_stream.c): every recorded provider
  * payload split at every point (or in 100 random ways when large) gives the same tokens,
  * the exact bounds, malformed input, UTF-8 and surrogate handling across chunk ends, path
  * matching, and a 1 MiB string that passes through without a buffer of its own.

@@ -1,5 +1,5 @@
 /*
- * The SSE decoder (app/src/agent/sse.c): exact output for each rule of docs/sse.md, and the
+ * The SSE decoder (app/src/agent/wire/sse.c): exact output for each rule of docs/sse.md, and the
  * incremental decoder against a whole-buffer reference decoder written here from the HTML
  * standard, for every split position of synthetic streams and of the recorded streams
  * (RECORDED_DIR/ ** / *.sse: the repository's corpus, host/agent_host/testserver/recorded/,

@@ -174,3 +174,10 @@ def make_tree(tmp_path: Path, files: dict[str, str]) -> Path:
 def test_direction_check_catches_upward_includes(tmp_path: Path, files: dict[str, str],
                                                  expected: list[str]) -> None:
     assert direction_violations(make_tree(tmp_path, files)) == expected
+
+
+def test_both_builds_compile_the_folders_of_the_table() -> None:
+    """app/src/core.cmake, which both builds include, lists the table's folders in order."""
+    text = (SRC / "core.cmake").read_text()
+    listed = re.findall(r"\$\{CMAKE_CURRENT_LIST_DIR\}/([a-z/]+)", text)
+    assert listed == list(LAYERS)

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PROJECT_VENV_PYTHON = REPO / ".venv" / "bin" / "python"
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +63,23 @@ def test_cmake_names_the_interpreter_a_script_failed_under(bare_python: Path,
 
 
 def test_cmake_prefers_the_project_venv_over_path(bare_python: Path, tmp_path: Path) -> None:
-    if Path(sys.prefix).resolve() != (REPO / ".venv").resolve():
-        pytest.skip("run from the project's .venv (./dev test) to check the build's choice")
-    result = configure(tmp_path / "b", path_with(bare_python))
+    # A stand-in for .venv (AGENT_VENV_DIR defaults to the checkout's .venv): its bin/python
+    # runs this test's interpreter, which has kconfiglib.
+    venv_dir = tmp_path / "venv"
+    (venv_dir / "bin").mkdir(parents=True)
+    python = venv_dir / "bin" / "python"
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    python.chmod(0o755)
+    result = configure(tmp_path / "b", path_with(bare_python), f"-DAGENT_VENV_DIR={venv_dir}")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert f"Python for the build scripts: {PROJECT_VENV_PYTHON}" in result.stdout
+    assert f"Python for the build scripts: {python}" in result.stdout
+
+
+def test_cmake_without_a_venv_takes_path_and_says_so(bare_python: Path, tmp_path: Path) -> None:
+    """No venv: the build runs under what PATH gives and, lacking kconfiglib, fails naming it."""
+    result = configure(tmp_path / "b", path_with(bare_python),
+                       f"-DAGENT_VENV_DIR={tmp_path / 'none'}")
+    assert result.returncode != 0
+    chosen = re.search(r"Python for the build scripts: (\S+)", result.stdout)
+    assert chosen is not None, result.stdout
+    assert "scripts/gen_config.py failed under " + chosen[1] in re.sub(r"\s+", " ", result.stderr)

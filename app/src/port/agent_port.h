@@ -14,9 +14,20 @@
 #ifndef AGENT_PORT_H
 #define AGENT_PORT_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/*
+ * Error numbers the core uses beyond those every C library of the ports has. Zephyr's
+ * minimal libc (CONFIG_MINIMAL_LIBC, lib/libc/minimal/include/errno.h) has no ESTALE ("the
+ * file changed under a tool": conv_commit.c, storage_patch.c); 133 is its value in newlib
+ * and picolibc and is unused by the minimal libc's table.
+ */
+#ifndef ESTALE
+#define ESTALE 133
+#endif
 
 #ifdef __cplusplus
 extern "C" {

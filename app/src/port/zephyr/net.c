@@ -14,7 +14,8 @@
  * them only. docs/tls.md lists this and the other differences from the POSIX port.
  *
  * Names are the prefixed ones (NET_*, ZSOCK_*), which Zephyr 4.4 defines whether or not its
- * POSIX-name compatibility mode is on. Every one is listed in docs/zephyr-port.md.
+ * POSIX-name compatibility mode is on; zephyr_compat.h maps them to 4.3's spelling. Every one
+ * is listed in docs/zephyr-port.md.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -28,6 +29,8 @@
 #if defined(CONFIG_NET_SOCKETS)
 
 #include <zephyr/net/socket.h>
+
+#include "zephyr_compat.h"
 
 #if defined(CONFIG_NET_SOCKETS_SOCKOPT_TLS)
 #include <zephyr/net/tls_credentials.h>

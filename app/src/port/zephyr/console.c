@@ -30,6 +30,8 @@ struct agent_console {
 	const struct shell *sh;
 	agent_console_bypass_fn bypass;
 	void *bypass_user_data;
+	bool draining;	  /* discarding typed-ahead input up to a line end (see deliver()) */
+	bool in_callback; /* deliver() is inside the callback: it turns the shell's bypass off */
 };
 
 static struct agent_console console_table[ZEPHYR_PORT_CONSOLE_SLOTS];
@@ -76,21 +78,87 @@ int agent_console_write(struct agent_console *console, const char *data, size_t 
 	return 0;
 }
 
+/* Where the line that @data starts with ends: the index after the first CR or LF, or 0. */
+static size_t line_end(const uint8_t *data, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (data[i] == '\r' || data[i] == '\n') {
+			return i + 1u;
+		}
+	}
+	return 0;
+}
+
+/* Whether input keeps coming to the port's trampoline (a callback or the drain is on). */
+static bool bypass_wanted(struct agent_console *console);
+static void shell_bypass_off(struct agent_console *console);
+
+/*
+ * Input typed ahead of the end of a bypass. Zephyr's shell hands bypass input over in chunks
+ * (up to 16 bytes, subsys/shell/shell.c, state_collect()) and cannot take back what a
+ * callback leaves of one: bytes typed right after the Enter of a hidden key entry, in the
+ * same chunk, are gone, and the rest of their line would reach the shell without its start
+ * (`agent config model m2` becoming `g model m2`). So the port discards that line to its end
+ * instead, whatever chunks it spans, then tells the person once and hands the console back.
+ * A line of which nothing was lost (the chunk ended with the bypass) is not touched. The
+ * simulator's port gives such input back whole; docs/zephyr-port.md, "Console", says this.
+ */
+static void drain(struct agent_console *console, const uint8_t *data, size_t len)
+{
+	while (len > 0u) {
+		size_t end = line_end(data, len);
+
+		if (end == 0u) {
+			return; /* the line goes on in a later chunk */
+		}
+		data += end;
+		len -= end;
+		if (len > 0u && (data[-1] == '\r' && data[0] == '\n')) {
+			data++; /* CR LF ends one line */
+			len--;
+		}
+		if (len == 0u) {
+			console->draining = false;
+			shell_fprintf(console->sh, SHELL_WARNING,
+				      "agent: input typed right after the entry was lost; "
+				      "type that line again\n");
+			return;
+		}
+	}
+}
+
 static void deliver(struct agent_console *console, uint8_t *data, size_t len)
 {
 	agent_console_bypass_fn fn;
 	void *user_data;
+	size_t taken = len;
 	k_spinlock_key_t key = k_spin_lock(&console_lock);
 
 	fn = console->bypass;
 	user_data = console->bypass_user_data;
 	k_spin_unlock(&console_lock, key);
-	/*
-	 * Called unlocked: the callback writes to the console and may clear the bypass. What
-	 * it leaves of the chunk cannot be handed back to the shell, so it is dropped.
-	 */
-	if (fn != NULL) {
-		(void)fn(console, data, len, user_data);
+	/* Called unlocked: the callback writes to the console and may clear the bypass. */
+	if (fn != NULL && !console->draining) {
+		console->in_callback = true;
+		taken = fn(console, data, len, user_data);
+		console->in_callback = false;
+		if (taken > len) {
+			taken = len;
+		}
+		if (taken > 0u && taken < len && data[taken - 1u] == '\r' && data[taken] == '\n') {
+			taken++; /* the LF of the CR LF that ended the entry */
+		}
+		key = k_spin_lock(&console_lock);
+		if (console->bypass == NULL && taken < len) {
+			console->draining = true;
+		}
+		k_spin_unlock(&console_lock, key);
+	}
+	if (console->draining) {
+		drain(console, data + taken, len - taken);
+	}
+	if (!bypass_wanted(console)) {
+		shell_bypass_off(console);
 	}
 }
 
@@ -111,6 +179,34 @@ static void bypass_trampoline(const struct shell *sh, uint8_t *data, size_t len)
 }
 #endif
 
+static bool bypass_wanted(struct agent_console *console)
+{
+	k_spinlock_key_t key = k_spin_lock(&console_lock);
+	bool wanted = console->bypass != NULL || console->draining;
+
+	k_spin_unlock(&console_lock, key);
+	return wanted;
+}
+
+static void shell_bypass_on(struct agent_console *console)
+{
+#if SHELL_BYPASS_HAS_USER_DATA
+	shell_set_bypass(console->sh, bypass_trampoline, console);
+#else
+	shell_set_bypass(console->sh, bypass_trampoline);
+#endif
+}
+
+/* Off: the shell takes input again (and clears its command buffer). */
+static void shell_bypass_off(struct agent_console *console)
+{
+#if SHELL_BYPASS_HAS_USER_DATA
+	shell_set_bypass(console->sh, NULL, NULL);
+#else
+	shell_set_bypass(console->sh, NULL);
+#endif
+}
+
 void agent_console_set_bypass(struct agent_console *console, agent_console_bypass_fn fn,
 			      void *user_data)
 {
@@ -122,15 +218,20 @@ void agent_console_set_bypass(struct agent_console *console, agent_console_bypas
 	key = k_spin_lock(&console_lock);
 	console->bypass = fn;
 	console->bypass_user_data = user_data;
+	if (fn != NULL) {
+		console->draining = false;
+	}
 	k_spin_unlock(&console_lock, key);
 
-	/* NULL turns bypass off; the shell then also clears its command buffer. */
-#if SHELL_BYPASS_HAS_USER_DATA
-	shell_set_bypass(console->sh, fn != NULL ? bypass_trampoline : NULL,
-			 fn != NULL ? console : NULL);
-#else
-	shell_set_bypass(console->sh, fn != NULL ? bypass_trampoline : NULL);
-#endif
+	/*
+	 * Ended from inside a callback, the trampoline stays until deliver() has seen what the
+	 * callback left of its chunk (it may start draining a line); otherwise it goes now.
+	 */
+	if (fn != NULL) {
+		shell_bypass_on(console);
+	} else if (!console->in_callback) {
+		shell_bypass_off(console);
+	}
 }
 
 int agent_console_size(struct agent_console *console, uint16_t *cols, uint16_t *rows)

@@ -37,21 +37,47 @@ SHELL_CMD_ARG_REGISTER(agent, NULL, "LLM agent; `agent help` lists the subcomman
 		       1, SHELL_OPT_ARG_CHECK_SKIP);
 
 #if defined(CONFIG_AGENT_TOOLS_REFERENCE)
-/* `man TOPIC` and `man -k WORD...` over the reference pages built into the image. */
+/*
+ * `man` takes the rest of its line raw (SHELL_OPT_ARG_RAW): the shell then neither splits it
+ * nor looks at it, so `man -h` and `man --help` reach the core, which prints the same usage
+ * as on the simulator. With ordinary arguments the shell answers -h itself with the help
+ * string below (subsys/shell/shell.c, execute()). The port splits the raw text at spaces and
+ * tabs; man's words are topics and search words, which never need quotes. Past MAN_WORDS_MAX
+ * words the rest of the line is the last word: so many words exceed the core's query bound
+ * (CONFIG_AGENT_TOOL_QUERY_MAX_LEN) or its one-topic rule, and it answers as on the simulator.
+ */
+#define MAN_WORDS_MAX 64
+
 static int cmd_man(const struct shell *sh, size_t argc, char **argv)
 {
 	struct agent_console *console = zephyr_console_get(sh);
+	char *words[MAN_WORDS_MAX + 1];
+	int count = 1;
 
 	if (console == NULL) {
 		shell_error(sh, "man: no console slot left for this shell");
 		return -ENOMEM;
 	}
-	if (argc > (size_t)INT_MAX) {
-		return -E2BIG;
+	words[0] = argv[0];
+	for (char *p = argc > 1u ? argv[1] : NULL; p != NULL && *p != '\0';) {
+		while (*p == ' ' || *p == '\t') {
+			*p++ = '\0';
+		}
+		if (*p == '\0') {
+			break;
+		}
+		words[count++] = p;
+		if (count == MAN_WORDS_MAX) {
+			break; /* the rest stays one word: the core's bounds refuse it */
+		}
+		while (*p != '\0' && *p != ' ' && *p != '\t') {
+			p++;
+		}
 	}
-	return agent_man_exec(console, (int)argc, argv);
+	words[count] = NULL;
+	return agent_man_exec(console, count, words);
 }
 
 SHELL_CMD_ARG_REGISTER(man, NULL, "Reference pages: `man TOPIC`, `man -k WORD...`.", cmd_man, 1,
-		       SHELL_OPT_ARG_CHECK_SKIP);
+		       SHELL_OPT_ARG_RAW);
 #endif

@@ -13,8 +13,20 @@
 #include "agent_port.h"
 #include "zephyr_port.h"
 
-/* Preemptible, below the shell thread's default priority. */
-#define THREAD_PRIORITY K_PRIO_PREEMPT(7)
+/*
+ * The agent's threads (the foreground worker that streams a request) run at the lowest
+ * application priority, below the shell thread, so the shell reads typed input, Esc and SMP
+ * frames while a request streams, and below the MCUmgr work queue. prj.conf raises the
+ * shell above this (Zephyr's default puts the shell at this very priority).
+ */
+#define THREAD_PRIORITY K_LOWEST_APPLICATION_THREAD_PRIO
+
+#if defined(CONFIG_SHELL_THREAD_PRIORITY_OVERRIDE)
+BUILD_ASSERT(CONFIG_SHELL_THREAD_PRIORITY < THREAD_PRIORITY,
+	     "the shell thread must run above the agent's worker (app/prj.conf)");
+#else
+#error "set CONFIG_SHELL_THREAD_PRIORITY_OVERRIDE: the shell must run above the agent's worker"
+#endif
 #define THREAD_NAME_MAX 16
 
 struct agent_thread {

@@ -18,7 +18,7 @@ from .plans import Script, Turn, turn_for
 from .scriptfile import load_script
 from .server import TestServer
 from .synth import SYNTHESIZED, synth_reply
-from .tls import TLS_MODES
+from .tls import TLS_MODES, CaFiles, write_ca
 
 DESCRIPTION = (
     "Serve an OpenAI-compatible API on 127.0.0.1 from recorded fixtures, synthesized streams "
@@ -55,6 +55,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fault", action="append", default=[], metavar="SPEC", help=FAULT_HELP)
     parser.add_argument("--ca-out", type=Path, metavar="PATH",
                         help="copy the CA certificate (PEM) to PATH")
+    parser.add_argument("--ca-cert", type=Path, metavar="FILE",
+                        help="with --tls: sign with this existing CA certificate (PEM) instead of "
+                             "a new CA, e.g. one a firmware was built to trust (AGENT_EXTRA_CA); "
+                             "needs --ca-key")
+    parser.add_argument("--ca-key", type=Path, metavar="FILE",
+                        help="the private key (PEM) of --ca-cert")
+    parser.add_argument("--make-ca", type=Path, metavar="DIR",
+                        help="write a new CA (ca.pem, ca-key.pem) to DIR for --ca-cert/--ca-key "
+                             "and AGENT_EXTRA_CA, then exit")
     parser.add_argument("--record", type=Path, metavar="FILE",
                         help="write every request as a JSON line to FILE on exit")
     parser.add_argument("--no-validate", action="store_true",
@@ -96,6 +105,27 @@ def build_script(args: argparse.Namespace) -> Script:
     return Script(turns, repeat_last=not args.no_repeat)
 
 
+def ca_files(args: argparse.Namespace) -> CaFiles | None:
+    """The existing CA of `--ca-cert` and `--ca-key`, or None.
+
+    Args:
+        args: Parsed options.
+
+    Returns:
+        The CA files, or None when neither option is given.
+
+    Raises:
+        TestServerError: Only one of the two, or either without `--tls`.
+    """
+    if args.ca_cert is None and args.ca_key is None:
+        return None
+    if args.ca_cert is None or args.ca_key is None:
+        raise TestServerError("--ca-cert and --ca-key go together")
+    if args.tls is None:
+        raise TestServerError("--ca-cert and --ca-key need --tls")
+    return CaFiles(args.ca_cert, args.ca_key)
+
+
 def _list() -> int:
     root = fixtures_dir()
     print(f"fixtures ({root}):")
@@ -121,6 +151,11 @@ def run(args: argparse.Namespace) -> int:
     """
     if args.list:
         return _list()
+    if args.make_ca is not None:
+        files = write_ca(args.make_ca)
+        print(f"CA certificate: {files.cert_pem}\nCA key: {files.key_pem}", flush=True)
+        return 0
+    given_ca = ca_files(args)
     script = build_script(args)
 
     def log(line: str) -> None:
@@ -133,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
 
     old = signal.signal(signal.SIGTERM, on_signal)
     server = TestServer(script, tls=args.tls, port=args.port, validate=not args.no_validate,
-                        log=None if args.quiet else log)
+                        tls_ca=given_ca, log=None if args.quiet else log)
     try:
         server.start()
         print(f"serving {server.url('/v1')} ({len(script.turns)} turn(s))", flush=True)

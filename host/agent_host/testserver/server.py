@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from ..errors import TestServerError
 from .faults import Outcome, send_reply, transfer_encode
 from .plans import REASONS, RecordedRequest, Reply, Script, Turn, as_script
-from .tls import TlsMaterial, TlsMode, make_tls
+from .tls import CaFiles, TlsMaterial, TlsMode, make_tls
 from .validate import api_for_path, request_problems
 
 if TYPE_CHECKING:
@@ -166,6 +166,9 @@ class TestServer:
         send_timeout: Seconds a single write may block.
         max_body: Largest request body accepted (bytes).
         tls_dir: Where to write the TLS files (default: a temporary directory removed on close).
+        tls_ca: An existing CA to sign the server certificate with (and to report as
+            :attr:`ca_pem`) instead of a new one per server: the CA a firmware image was built
+            to trust (docs/tls.md). Only with `tls`.
         log: Called with one line per request (e.g. `print`); None for silence.
     """
 
@@ -184,8 +187,11 @@ class TestServer:
         send_timeout: float = 30.0,
         max_body: int = 16 * 1024 * 1024,
         tls_dir: Path | None = None,
+        tls_ca: CaFiles | None = None,
         log: Callable[[str], None] | None = None,
     ) -> None:
+        if tls_ca is not None and tls is None:
+            raise TestServerError("tls_ca needs a TLS mode (tls='valid', ...)")
         self._script = as_script(plan)
         self.tls_mode = tls
         self._want_port = port
@@ -196,6 +202,7 @@ class TestServer:
         self.send_timeout = send_timeout
         self.max_body = max_body
         self._tls_dir = tls_dir
+        self._tls_ca = tls_ca
         self._log = log
         self.tls: TlsMaterial | None = None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -230,7 +237,7 @@ class TestServer:
             if directory is None:
                 self._tmp = tempfile.TemporaryDirectory(prefix="agent-testserver-")
                 directory = Path(self._tmp.name)
-            self.tls = make_tls(self.tls_mode, directory)
+            self.tls = make_tls(self.tls_mode, directory, self._tls_ca)
             self._ssl_ctx = self.tls.server_context()
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
@@ -326,7 +333,7 @@ class TestServer:
         """PEM file of the CA a client must trust (HTTPS only).
 
         For "valid" and "wrong-host" it signed the server's certificate; for "unknown-ca" it
-        did not.
+        did not. With `tls_ca` it is that CA's certificate file.
         """
         if self.tls is None:
             raise TestServerError("ca_pem: the server has no TLS (pass tls='valid')")

@@ -27,6 +27,8 @@ def status(dut: SimDevice) -> dict[str, str]:
         assert sep, f"unexpected status line {line!r}"
         fields[name.strip()] = value.strip()
     fields.pop("version")
+    # The network line depends on the board (a Wi-Fi station or none): test_status_network.
+    fields.pop("network", None)
     return fields
 
 
@@ -233,3 +235,31 @@ def test_status_shows_the_stream_pools(dut: SimDevice) -> None:
     assert "pool:      request  1/1 free (lowest 1), 32768 B blocks, psram" in pools
     # The conversation store's one I/O block, used by its recovery at boot and given back.
     assert "pool:      conv     1/1 free (lowest 0), 512 B blocks, internal" in pools
+
+
+CONNECTED_BOARD = ("board caps=wifi\n"
+                   "wifi state=connected ssid=\"lab net\" ip=10.1.2.3 rssi=-61 channel=11\n")
+NETWORK_BOARDS = {
+    "connected": (CONNECTED_BOARD,
+                  'network:   wifi connected to "lab net" (-61 dBm), 10.1.2.3'),
+    "connecting": ("board caps=wifi\nwifi state=connecting\n",
+                   "network:   wifi connecting, no address"),
+    "no wifi": ("board\n", None),
+}
+
+
+@pytest.mark.sim_only("starts the simulator on board files of its own")
+@pytest.mark.parametrize("case", sorted(NETWORK_BOARDS))
+def test_status_network(sims, tmp_path, case: str) -> None:
+    text, expected = NETWORK_BOARDS[case]
+    board = tmp_path / "net.board"
+    board.write_text(text)
+    dut = sims.start([f"--board={board}"])
+    lines = [x for x in dut.exec_command("agent status") if x.startswith("network:")]
+    assert lines == ([expected] if expected else [])
+
+
+@pytest.mark.sim_only("the simulator's default board (app/sim/host_sim.board)")
+def test_status_network_default_board(dut: SimDevice) -> None:
+    lines = [x for x in dut.exec_command("agent status") if x.startswith("network:")]
+    assert lines == ['network:   wifi connected to "agent-lab" (-58 dBm), 192.168.4.20']

@@ -5,6 +5,8 @@
 #include "agent_cmd.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "agent_chat.h"
@@ -49,6 +51,51 @@ static int print_pool(const struct agent_pool_stats *s, void *user_data)
 	return 0;
 }
 
+/*
+ * The network line of `agent status`, only on a board with Wi-Fi (the port reports it absent
+ * otherwise, as on native_sim, whose sockets are the host's): the station's state, the
+ * network and signal when connected, and the address or "no address". An SSID is arbitrary
+ * bytes; non-printable ones are shown as '?'.
+ */
+static void print_network(struct agent_console *console)
+{
+	static const char *const states[] = {"absent",	   "off",	"disconnected", "scanning",
+					     "connecting", "connected", "unknown"};
+	struct agent_network_state net;
+	char ssid[sizeof(net.sta_ssid)];
+	char rssi[24] = "";
+	bool named;
+	size_t i;
+	int err;
+
+	memset(&net, 0, sizeof(net));
+	err = agent_network_get(&net);
+	if (err != 0) {
+		agent_printf(console, "network:   could not be read (error %d)\n", err);
+		return;
+	}
+	if (net.sta_state == AGENT_WIFI_ABSENT) {
+		return;
+	}
+	named = net.sta_state == AGENT_WIFI_CONNECTED && net.sta_ssid[0] != '\0';
+	for (i = 0; named && i + 1u < sizeof(ssid) && net.sta_ssid[i] != '\0'; i++) {
+		unsigned char c = (unsigned char)net.sta_ssid[i];
+
+		ssid[i] = c >= 0x20u && c < 0x7fu ? (char)c : '?';
+	}
+	ssid[i] = '\0';
+	if (named && net.rssi_known) {
+		(void)snprintf(rssi, sizeof(rssi), " (%d dBm)", (int)net.rssi_dbm);
+	}
+	/* One call, so that the line is not split by output of another thread. */
+	agent_printf(console, "network:   wifi %s%s%s%s%s, %s\n",
+		     (unsigned int)net.sta_state < sizeof(states) / sizeof(states[0])
+			     ? states[net.sta_state]
+			     : "unknown",
+		     named ? " to \"" : "", ssid, named ? "\"" : "", rssi,
+		     net.ip[0] != '\0' ? net.ip : "no address");
+}
+
 static int cmd_status(struct agent_console *console, int argc, char **argv)
 {
 	const struct agent_config *cfg = agent_session_config();
@@ -72,6 +119,7 @@ static int cmd_status(struct agent_console *console, int argc, char **argv)
 	agent_printf(console, "max-tools: %s\n",
 		     agent_config_show(cfg, "max-tools", number, sizeof(number)));
 	agent_printf(console, "user:      %s\n", cfg->user);
+	print_network(console);
 	if (load_error != 0) {
 		agent_printf(console, "settings:  could not be loaded at boot (error %d)\n",
 			     load_error);

@@ -14,7 +14,8 @@
  *   their pins, speed and leases are not decoded (pinctrl is SoC-specific): unknown.
  * - Displays are the static devices with the display API.
  * - Network: the Wi-Fi station through NET_REQUEST_WIFI_IFACE_STATUS on the default
- *   interface; addresses, access point and NAT are not read (unknown).
+ *   interface, and that interface's preferred IPv4 address; netmask, gateway, access point
+ *   and NAT are not read (unknown).
  * - Sensors: no battery or environmental service is part of this firmware yet, so both
  *   families are reported absent.
  */
@@ -48,8 +49,10 @@
 #endif
 #if defined(CONFIG_WIFI)
 #include <zephyr/net/net_if.h>
+#include <zephyr/net/net_ip.h>
 #include <zephyr/net/net_mgmt.h>
 #include <zephyr/net/wifi_mgmt.h>
+#include <zephyr/version.h>
 #endif
 
 #include "agent_port.h"
@@ -399,6 +402,32 @@ static enum agent_wifi_state wifi_state_of(int state)
 	}
 }
 
+/* NET_AF_INET is the 4.4 name (include/zephyr/net/net_ip.h); 4.3 has only AF_INET. */
+#if ZEPHYR_VERSION_CODE < ZEPHYR_VERSION(4, 4, 0) && !defined(NET_AF_INET)
+#define NET_AF_INET AF_INET
+#endif
+
+/*
+ * The interface's preferred global IPv4 address as text, "" when it has none (no DHCP lease
+ * yet). Held as const void *: the address type is struct in_addr in 4.3 and struct
+ * net_in_addr in 4.4, and net_addr_ntop() takes const void * in both.
+ */
+static void ipv4_read(struct net_if *iface, char *out, size_t cap)
+{
+#if defined(CONFIG_NET_IPV4)
+	char text[NET_IPV4_ADDR_LEN];
+	const void *addr = net_if_ipv4_get_global_addr(iface, NET_ADDR_PREFERRED);
+
+	if (addr != NULL && net_addr_ntop(NET_AF_INET, addr, text, sizeof(text)) != NULL) {
+		copy_text(out, cap, text);
+	}
+#else
+	(void)iface;
+	(void)out;
+	(void)cap;
+#endif
+}
+
 /* The station as the Wi-Fi management layer reports it; a status request scans nothing. */
 static void wifi_read(struct agent_network_state *state)
 {
@@ -407,9 +436,12 @@ static void wifi_read(struct agent_network_state *state)
 	size_t len;
 
 	state->sta_state = AGENT_WIFI_UNKNOWN;
+	if (iface == NULL) {
+		return;
+	}
+	ipv4_read(iface, state->ip, sizeof(state->ip));
 	memset(&status, 0, sizeof(status));
-	if (iface == NULL ||
-	    net_mgmt(NET_REQUEST_WIFI_IFACE_STATUS, iface, &status, sizeof(status)) != 0) {
+	if (net_mgmt(NET_REQUEST_WIFI_IFACE_STATUS, iface, &status, sizeof(status)) != 0) {
 		return;
 	}
 	state->sta_state = wifi_state_of(status.state);
@@ -432,7 +464,7 @@ int agent_network_get(struct agent_network_state *state)
 	}
 	memset(state, 0, sizeof(*state));
 #if defined(CONFIG_WIFI)
-	/* Addresses, the access point and NAT are not read: left unknown. */
+	/* Netmask, gateway, the access point and NAT are not read: left unknown. */
 	wifi_read(state);
 #else
 	state->sta_state = AGENT_WIFI_ABSENT;

@@ -105,7 +105,8 @@ def say(text: str) -> None:
 def west_topdir(start: Path) -> Path | None:
     """The west workspace that holds @start, or None."""
     try:
-        from west.util import WestNotFound, west_topdir as topdir
+        from west.util import WestNotFound
+        from west.util import west_topdir as topdir
     except ImportError:
         return None
     try:
@@ -153,12 +154,12 @@ def make_workspace(tree: Tree) -> None:
     (ws / ".west").mkdir(parents=True, exist_ok=True)
     (ws / "manifest").mkdir(exist_ok=True)
     links = {"zephyr": tree.zephyr_base}
-    projects = [
+    projects = [(
         "    - name: zephyr\n"
         "      url: https://github.com/zephyrproject-rtos/zephyr\n"
         f"      revision: v{zephyr_version(tree.zephyr_base)}\n"
         "      west-commands: scripts/west-commands.yml\n"
-    ]
+    )]
     for name, path, url in MODULES:
         if (source_top / path).is_dir():
             links[path] = source_top / path
@@ -196,14 +197,10 @@ def lane_env(tree: Tree, toolchain: str | None = None) -> dict[str, str]:
     return env
 
 
-def west(tree: Tree) -> list[str]:
-    return [sys.executable, "-m", "west"]
-
-
 def build_image(tree: Tree, image: Image, log: Path) -> Result:
     """``west build`` of @image into build/zephyr/<name>; the log goes to @log."""
     build_dir = OUT / image.name
-    cmd = [*west(tree), "build", "-p", "auto", "-b", image.board, "-d", str(build_dir),
+    cmd = [sys.executable, "-m", "west", "build", "-p", "auto", "-b", image.board, "-d", str(build_dir),
            str(REPO / "app"), "--", "-DCONFIG_COMPILER_WARNINGS_AS_ERRORS=y",
            f"-DPython3_EXECUTABLE={sys.executable}", *image.cmake_args]
     start = time.monotonic()
@@ -216,18 +213,21 @@ def build_image(tree: Tree, image: Image, log: Path) -> Result:
     if proc.returncode != 0:
         tail = log.read_text(errors="replace").splitlines()[-30:]
         return Result(image.name, False, seconds, f"west build failed ({log})", tail)
-    return Result(image.name, True, seconds, image_size(build_dir))
+    return Result(image.name, True, seconds, image_size(build_dir, log))
 
 
-def image_size(build_dir: Path) -> str:
-    """FLASH and RAM use of a built image, from the linker's memory report in the log."""
-    stats = build_dir / "zephyr" / "zephyr.stat"
-    elf = build_dir / "zephyr" / "zephyr.elf"
-    if not elf.exists():
-        elf = build_dir / "zephyr" / "zephyr.exe"
-    size = elf.stat().st_size if elf.exists() else 0
-    _ = stats
-    return f"{elf.name} {size} B"
+def image_size(build_dir: Path, log: Path) -> str:
+    """FLASH and RAM from the linker's memory report in the build log (Cortex-M), else the
+    size of native_sim's executable."""
+    used = []
+    for line in log.read_text(errors="replace").splitlines():
+        name, _, rest = line.strip().partition(":")
+        if name in ("FLASH", "RAM") and rest.split():
+            used.append(f"{name} {rest.split()[0]} B")
+    if used:
+        return ", ".join(used)
+    exe = build_dir / "zephyr" / "zephyr.exe"
+    return f"zephyr.exe {exe.stat().st_size} B" if exe.exists() else ""
 
 
 #: The Twister platforms and the scenarios' folder.
@@ -310,13 +310,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--images", nargs="*", default=None,
                         help="build only these images (names of IMAGES)")
     parser.add_argument("--no-twister", action="store_true", help="build only")
+    parser.add_argument("--find", action="store_true",
+                        help="only say which tree the lane would use; exit 0 if there is one")
     args = parser.parse_args(argv)
 
     tree = find_tree()
     if tree is None:
         print(GET_A_TREE, flush=True)
-        return 2 if args.require else 0
+        return 2 if args.require or args.find else 0
     say(f"Zephyr {zephyr_version(tree.zephyr_base)} from {tree.origin}")
+    if args.find:
+        return 0
     OUT.mkdir(parents=True, exist_ok=True)
     if tree.made:
         make_workspace(tree)

@@ -79,7 +79,6 @@ class Target:
 TARGETS = {
     "native_sim": Target("native_sim/native", "boards/native/native_sim"),
     "native_sim_native_64": Target("native_sim/native/64", "boards/native/native_sim"),
-    "qemu_x86": Target("qemu_x86/atom", "boards/qemu/x86"),
     "mps2_an385": Target("mps2/an385", "boards/arm/mps2"),
     "esp32s3_devkitc_esp32s3_procpu": Target("esp32s3_devkitc/esp32s3/procpu",
                                              "boards/espressif/esp32s3_devkitc"),

@@ -78,6 +78,14 @@ int agent_thread_start(struct agent_thread **out, const char *name, size_t stack
 /** Wait for a thread to return; -EAGAIN after @p timeout_ms. Frees the slot on success. */
 int agent_thread_join(struct agent_thread *thread, uint32_t timeout_ms);
 
+/**
+ * The most stack any of the port's threads has used since start-up (high-water mark, measured
+ * when each thread is joined) and the size of one stack. -ENOTSUP where the port cannot
+ * measure it (the simulator; Zephyr without CONFIG_INIT_STACKS, or on native_sim, whose
+ * threads run on host stacks).
+ */
+int agent_thread_stack_peak(size_t *used, size_t *size);
+
 /** Mutexes are recursive, as Zephyr's k_mutex is. */
 int agent_mutex_init(struct agent_mutex **out);
 void agent_mutex_lock(struct agent_mutex *mutex);

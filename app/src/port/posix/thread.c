@@ -346,3 +346,10 @@ void agent_sem_give(struct agent_sem *sem)
 	pthread_cond_signal(&sem->cond);
 	pthread_mutex_unlock(&sem->lock);
 }
+
+int agent_thread_stack_peak(size_t *used, size_t *size)
+{
+	(void)used;
+	(void)size;
+	return -ENOTSUP; /* host threads: the C library owns their stacks */
+}

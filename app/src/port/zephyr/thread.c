@@ -131,6 +131,58 @@ int agent_thread_start(struct agent_thread **out, const char *name, size_t stack
 	return 0;
 }
 
+#if defined(CONFIG_INIT_STACKS) && defined(CONFIG_THREAD_STACK_INFO) && !defined(CONFIG_ARCH_POSIX)
+#define STACK_PEAK_MEASURED 1
+/* The most stack a joined thread of the port has used, in bytes (see stack_peak_note()). */
+static size_t stack_peak_bytes;
+#else
+#define STACK_PEAK_MEASURED 0
+#endif
+
+/*
+ * Record how much of @thread's stack it used, before its slot is reused. CONFIG_INIT_STACKS
+ * fills each stack with a known byte at thread creation; k_thread_stack_space_get() counts
+ * the bytes still holding it, which stays valid after the thread returned. native_sim runs
+ * every thread on a host stack and leaves the Zephyr one untouched: nothing to measure.
+ */
+static void stack_peak_note(struct agent_thread *thread)
+{
+#if STACK_PEAK_MEASURED
+	size_t unused = 0;
+
+	if (k_thread_stack_space_get(&thread->thread, &unused) == 0 &&
+	    thread->thread.stack_info.size >= unused) {
+		size_t used = thread->thread.stack_info.size - unused;
+
+		(void)k_mutex_lock(&agent_port_table_lock, K_FOREVER);
+		if (used > stack_peak_bytes) {
+			stack_peak_bytes = used;
+		}
+		(void)k_mutex_unlock(&agent_port_table_lock);
+	}
+#else
+	(void)thread;
+#endif
+}
+
+int agent_thread_stack_peak(size_t *used, size_t *size)
+{
+#if STACK_PEAK_MEASURED
+	if (used == NULL || size == NULL) {
+		return -EINVAL;
+	}
+	(void)k_mutex_lock(&agent_port_table_lock, K_FOREVER);
+	*used = stack_peak_bytes;
+	(void)k_mutex_unlock(&agent_port_table_lock);
+	*size = CONFIG_AGENT_WORKER_STACK_SIZE;
+	return 0;
+#else
+	(void)used;
+	(void)size;
+	return -ENOTSUP;
+#endif
+}
+
 int agent_thread_join(struct agent_thread *thread, uint32_t timeout_ms)
 {
 	int err;
@@ -146,6 +198,7 @@ int agent_thread_join(struct agent_thread *thread, uint32_t timeout_ms)
 	if (err != 0) {
 		return err;
 	}
+	stack_peak_note(thread);
 
 	(void)k_mutex_lock(&agent_port_table_lock, K_FOREVER);
 	thread->used = false;

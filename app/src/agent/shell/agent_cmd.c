@@ -140,6 +140,14 @@ static int cmd_status(struct agent_console *console, int argc, char **argv)
 		agent_puts(console, "last request: none yet\n");
 	}
 	agent_pool_foreach(print_pool, console);
+	size_t stack_used;
+	size_t stack_size;
+
+	/* Only where the port measures it (the firmware on a real or emulated MCU). */
+	if (agent_thread_stack_peak(&stack_used, &stack_size) == 0) {
+		agent_printf(console, "stack:     worker peak %u of %u B\n", (unsigned int)stack_used,
+			     (unsigned int)stack_size);
+	}
 	return 0;
 }
 

@@ -140,25 +140,32 @@ static size_t stack_peak_bytes;
 #endif
 
 /*
- * Record how much of @thread's stack it used, before its slot is reused. CONFIG_INIT_STACKS
- * fills each stack with a known byte at thread creation; k_thread_stack_space_get() counts
- * the bytes still holding it, which stays valid after the thread returned. native_sim runs
- * every thread on a host stack and leaves the Zephyr one untouched: nothing to measure.
+ * How much of @thread's stack it has used so far. CONFIG_INIT_STACKS fills each stack with a
+ * known byte when the thread is created; k_thread_stack_space_get() counts the bytes still
+ * holding it, which stays valid after the thread returned, until its slot is reused.
+ * native_sim runs every thread on a host stack and leaves the Zephyr one untouched.
  */
+#if STACK_PEAK_MEASURED
+static size_t stack_used(struct agent_thread *thread)
+{
+	size_t unused = 0;
+
+	if (k_thread_stack_space_get(&thread->thread, &unused) != 0 ||
+	    thread->thread.stack_info.size < unused) {
+		return 0;
+	}
+	return thread->thread.stack_info.size - unused;
+}
+#endif
+
+/* Keep the most a thread used before its slot is freed (caller holds the table lock). */
 static void stack_peak_note(struct agent_thread *thread)
 {
 #if STACK_PEAK_MEASURED
-	size_t unused = 0;
+	size_t used = stack_used(thread);
 
-	if (k_thread_stack_space_get(&thread->thread, &unused) == 0 &&
-	    thread->thread.stack_info.size >= unused) {
-		size_t used = thread->thread.stack_info.size - unused;
-
-		(void)k_mutex_lock(&agent_port_table_lock, K_FOREVER);
-		if (used > stack_peak_bytes) {
-			stack_peak_bytes = used;
-		}
-		(void)k_mutex_unlock(&agent_port_table_lock);
+	if (used > stack_peak_bytes) {
+		stack_peak_bytes = used;
 	}
 #else
 	(void)thread;
@@ -172,6 +179,12 @@ int agent_thread_stack_peak(size_t *used, size_t *size)
 		return -EINVAL;
 	}
 	(void)k_mutex_lock(&agent_port_table_lock, K_FOREVER);
+	/* Threads that still hold their slot (running, or returned and not yet joined) too. */
+	for (size_t slot = 0; slot < CONFIG_AGENT_THREAD_SLOTS; slot++) {
+		if (thread_table[slot].used) {
+			stack_peak_note(&thread_table[slot]);
+		}
+	}
 	*used = stack_peak_bytes;
 	(void)k_mutex_unlock(&agent_port_table_lock);
 	*size = CONFIG_AGENT_WORKER_STACK_SIZE;
@@ -198,9 +211,8 @@ int agent_thread_join(struct agent_thread *thread, uint32_t timeout_ms)
 	if (err != 0) {
 		return err;
 	}
-	stack_peak_note(thread);
-
 	(void)k_mutex_lock(&agent_port_table_lock, K_FOREVER);
+	stack_peak_note(thread);
 	thread->used = false;
 	(void)k_mutex_unlock(&agent_port_table_lock);
 	return 0;

@@ -1,5 +1,6 @@
 """The e2e tests' shared check module gets pytest's assertion messages too; the `tls` marker
-of the HTTPS tests, which Twister runs only on images with TLS."""
+of the HTTPS tests, which Twister runs only on images with TLS; the `firmware_only` marker of
+tests that measure the firmware itself, which run only under Twister."""
 
 from pathlib import Path
 
@@ -14,11 +15,25 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", f"{TLS_MARKER}: talks HTTPS to the test server; under Twister deselected "
         "for an image without TLS (agent_host.testing.twister_tls)")
+    config.addinivalue_line(
+        "markers", "firmware_only(reason): measures the Zephyr firmware itself (its kernel "
+        "shell, its stacks); deselected on the simulator, with the reason printed")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under Twister, leave out the `tls` tests when the image has no TLS, and say why."""
+    """Under Twister, leave out the `tls` tests when the image has no TLS; on the simulator
+    the `firmware_only` ones; and say why."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
     if not under_twister(config.option):
+        drop = [x for x in items if x.get_closest_marker("firmware_only") is not None]
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = [x for x in items if x not in drop]
+            for item in drop:
+                mark = item.get_closest_marker("firmware_only")
+                if reporter is not None and mark is not None:
+                    reporter.write_line(f"deselected {item.nodeid} (firmware only): "
+                                        f"{mark.args[0] if mark.args else ''}")
         return
     build_dir = Path(config.option.build_dir)
     if image_has_tls(build_dir):
@@ -28,7 +43,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     config.hook.pytest_deselected(items=drop)
     items[:] = keep
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
         reporter.write_line(f"deselected {len(drop)} test(s) marked {TLS_MARKER}: "
                             f"{no_tls_reason(build_dir)}")

@@ -131,7 +131,7 @@ static void deliver(struct agent_console *console, uint8_t *data, size_t len)
 {
 	agent_console_bypass_fn fn;
 	void *user_data;
-	size_t taken = len;
+	size_t taken = 0; /* bytes of @data a callback took; the drain starts after them */
 	k_spinlock_key_t key = k_spin_lock(&console_lock);
 
 	fn = console->bypass;

@@ -337,14 +337,41 @@ def main(argv: list[str] | None = None) -> int:
         for line in result.lines:
             print("    " + line)
     if not args.no_twister:
+        for stale in OUT.glob("stacks-*.json"):
+            stale.unlink()
         say("twister: " + ", ".join(TWISTER_PLATFORMS))
         result = run_twister(tree, logs / "twister.log")
+        result.lines += stack_summary()
         results.append(result)
         say(f"  {'ok' if result.ok else 'FAILED'} in {result.seconds:.0f} s: {result.detail}")
         for line in result.lines:
             print("    " + line)
     ok = all(r.ok for r in results)
+    write_summary(tree, results, ok)
     return 0 if ok else 1
+
+
+def stack_summary() -> list[str]:
+    """The stack use test_firmware_stacks measured on each platform (used of size, bytes)."""
+    lines = []
+    for path in sorted(OUT.glob("stacks-*.json")):
+        figures = json.loads(path.read_text())
+        parts = [f"{name} {f['used']}/{f['size']}" for name, f in sorted(figures.items())]
+        lines.append(f"stacks on {path.stem.removeprefix('stacks-')}: " + ", ".join(parts))
+    return lines
+
+
+def write_summary(tree: Tree, results: list[Result], ok: bool) -> None:
+    """The summary block, printed and kept in build/zephyr/summary.txt."""
+    lines = [f"Zephyr lane: Zephyr {zephyr_version(tree.zephyr_base)} from {tree.origin}"]
+    for r in results:
+        lines.append(f"{'ok    ' if r.ok else 'FAILED'} {r.name} ({r.seconds:.0f} s): {r.detail}")
+        if r.name == "twister" or not r.ok:
+            lines += ["       " + x for x in r.lines]
+    lines.append("Zephyr lane: " + ("passed" if ok else "FAILED"))
+    text = "\n".join(lines) + "\n"
+    (OUT / "summary.txt").write_text(text)
+    print("== Zephyr lane summary\n" + text, end="", flush=True)
 
 
 if __name__ == "__main__":

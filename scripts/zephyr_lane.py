@@ -63,6 +63,7 @@ class Image:
     toolchain: str
     cmake_args: tuple[str, ...] = ()
     what: str = ""
+    footprint: bool = False  # run Zephyr's rom_report and ram_report on it
 
 
 IMAGES: tuple[Image, ...] = (
@@ -71,7 +72,8 @@ IMAGES: tuple[Image, ...] = (
     Image("native_sim_32", "native_sim", "host", (), "native_sim (32-bit)"),
     Image("native_sim_64_tls", "native_sim/native/64", "host",
           ("-DEXTRA_CONF_FILE=overlay-tls.conf",), "native_sim/native/64 with overlay-tls.conf"),
-    Image("mps2_an385", "mps2/an385", "gnuarmemb", (), "mps2/an385 (Cortex-M3, QEMU)"),
+    Image("mps2_an385", "mps2/an385", "gnuarmemb", (), "mps2/an385 (Cortex-M3, QEMU)",
+          footprint=True),
     # native_sim's minimal-libc build needs arch/posix/include/undef_system_defines.h, which
     # the trimmed 4.3 tree lacks; the Cortex-M build checks the same sources.
     Image("mps2_an385_minimal_libc", "mps2/an385", "gnuarmemb", ("-DCONFIG_MINIMAL_LIBC=y",),
@@ -213,7 +215,27 @@ def build_image(tree: Tree, image: Image, log: Path) -> Result:
     if proc.returncode != 0:
         tail = log.read_text(errors="replace").splitlines()[-30:]
         return Result(image.name, False, seconds, f"west build failed ({log})", tail)
-    return Result(image.name, True, seconds, image_size(build_dir, log))
+    result = Result(image.name, True, seconds, image_size(build_dir, log))
+    if image.footprint:
+        result.lines = footprint(tree, image, build_dir, log)
+        result.ok = bool(result.lines) and not result.lines[0].startswith("footprint failed")
+    return result
+
+
+def footprint(tree: Tree, image: Image, build_dir: Path, log: Path) -> list[str]:
+    """Zephyr's rom_report and ram_report of a built image, grouped by scripts/
+    footprint_report.py."""
+    for target in ("rom_report", "ram_report"):
+        cmd = [sys.executable, "-m", "west", "build", "-d", str(build_dir), "-t", target]
+        with log.open("a") as out:
+            proc = subprocess.run(cmd, cwd=tree.workspace, env=lane_env(tree, image.toolchain),
+                                  stdout=out, stderr=subprocess.STDOUT, check=False)
+        if proc.returncode != 0:
+            return [f"footprint failed: west build -t {target} ({log})"]
+    sys.path.insert(0, str(REPO / "scripts"))
+    import footprint_report
+
+    return list(footprint_report.table(build_dir))
 
 
 def image_size(build_dir: Path, log: Path) -> str:
@@ -366,8 +388,7 @@ def write_summary(tree: Tree, results: list[Result], ok: bool) -> None:
     lines = [f"Zephyr lane: Zephyr {zephyr_version(tree.zephyr_base)} from {tree.origin}"]
     for r in results:
         lines.append(f"{'ok    ' if r.ok else 'FAILED'} {r.name} ({r.seconds:.0f} s): {r.detail}")
-        if r.name == "twister" or not r.ok:
-            lines += ["       " + x for x in r.lines]
+        lines += ["       " + x for x in r.lines]
     lines.append("Zephyr lane: " + ("passed" if ok else "FAILED"))
     text = "\n".join(lines) + "\n"
     (OUT / "summary.txt").write_text(text)

@@ -161,11 +161,47 @@ static int net_ca_register(void)
 	return err;
 }
 
-static int net_tls_setup(int sock, const char *host)
+#if defined(CONFIG_NET_SOCKETS_TLS_CERT_VERIFY_CALLBACK)
+/*
+ * Why a handshake failed. Zephyr's TLS sockets report every handshake failure as
+ * -ECONNABORTED; the port contract says -EACCES when the server's certificate is not trusted
+ * (agent_port.h), which the simulator's port can tell. So each TLS socket gets a
+ * verification callback (mbedtls_ssl_conf_verify(), through TLS_CERT_VERIFY_CALLBACK): Mbed TLS
+ * calls it for every certificate of the chain with the flags of its own checks (chain, name),
+ * and it only collects them; returning 0 leaves the flags, so the verification still fails
+ * as before. The connect runs in the caller's thread, so one word per connection slot is
+ * enough. The certificate type stays opaque here: Mbed TLS's x509_crt.h is not needed.
+ */
+struct mbedtls_x509_crt;
+static uint32_t net_verify_flags[NET_SLOTS];
+
+static int net_verify_cb(void *ctx, struct mbedtls_x509_crt *crt, int depth, uint32_t *flags)
+{
+	uint32_t *seen = ctx;
+
+	(void)crt;
+	(void)depth;
+	*seen |= *flags;
+	return 0;
+}
+#endif
+
+static int net_tls_setup(int sock, const char *host, uint32_t *verify_flags)
 {
 	int verify = ZSOCK_TLS_PEER_VERIFY_REQUIRED;
 	int nocopy = ZSOCK_TLS_CERT_NOCOPY_OPTIONAL;
 
+#if defined(CONFIG_NET_SOCKETS_TLS_CERT_VERIFY_CALLBACK)
+	struct tls_cert_verify_cb cb = {.cb = (void *)net_verify_cb, .ctx = verify_flags};
+
+	*verify_flags = 0;
+	if (zsock_setsockopt(sock, ZSOCK_SOL_TLS, ZSOCK_TLS_CERT_VERIFY_CALLBACK, &cb,
+			     sizeof(cb)) != 0) {
+		return -errno;
+	}
+#else
+	(void)verify_flags;
+#endif
 	if (zsock_setsockopt(sock, ZSOCK_SOL_TLS, ZSOCK_TLS_SEC_TAG_LIST, net_ca_tags,
 			     sizeof(net_ca_tags)) != 0 ||
 	    zsock_setsockopt(sock, ZSOCK_SOL_TLS, ZSOCK_TLS_PEER_VERIFY, &verify,
@@ -201,6 +237,11 @@ static int net_connect_any(struct agent_net *net, const struct zsock_addrinfo *r
 			   const struct agent_cancel *cancel)
 {
 	int err = -EHOSTUNREACH;
+#if defined(CONFIG_NET_SOCKETS_TLS_CERT_VERIFY_CALLBACK)
+	uint32_t *verify_flags = &net_verify_flags[net - net_table];
+#elif defined(CONFIG_NET_SOCKETS_SOCKOPT_TLS)
+	uint32_t *verify_flags = NULL;
+#endif
 
 	for (const struct zsock_addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
 		int sock = zsock_socket(ai->ai_family, NET_SOCK_STREAM,
@@ -212,7 +253,7 @@ static int net_connect_any(struct agent_net *net, const struct zsock_addrinfo *r
 		}
 #if defined(CONFIG_NET_SOCKETS_SOCKOPT_TLS)
 		if (tls) {
-			err = net_tls_setup(sock, host);
+			err = net_tls_setup(sock, host, verify_flags);
 			if (err != 0) {
 				(void)zsock_close(sock);
 				return err;
@@ -228,6 +269,11 @@ static int net_connect_any(struct agent_net *net, const struct zsock_addrinfo *r
 		}
 		err = -errno;
 		(void)zsock_close(sock);
+#if defined(CONFIG_NET_SOCKETS_TLS_CERT_VERIFY_CALLBACK)
+		if (tls && err == -ECONNABORTED && *verify_flags != 0) {
+			return -EACCES; /* the chain or the name did not verify */
+		}
+#endif
 		if (net_cancelled(cancel)) {
 			return -ECANCELED;
 		}

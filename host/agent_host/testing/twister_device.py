@@ -1,17 +1,21 @@
 """The device under test as the Twister pytest harness gives it, behind SimDevice's interface.
 
 Under Twister (`harness: pytest` scenarios in twister_tests/, which run pytest with
-``--twister-harness``) the harness owns the device: a native_sim process on pipes, QEMU on a
-FIFO, or a board on its serial port. A reader thread queues what the device prints as whole
-lines (twister_harness/device/device_connection.py in Zephyr's
-scripts/pylib/pytest-twister-harness). :class:`TwisterDevice` puts that DeviceAdapter behind the
-interface the e2e tests use on the simulator (:class:`.sim_device.SimDevice`): ``exec_command``,
-``write``, ``read_until``, ``read_until_any``, ``drain``, ``transcript``, ``stop``.
-:class:`TwisterDevices` stands in for the conftest's simulator factory (``start``,
-``restart``, ``devices``).
+``--twister-harness``) the fixtures of tests/conftest.py reach the device in one of two ways:
 
-What a line reader cannot give, and what the tests therefore leave to the simulator (they are
-marked ``sim_only``; twister_tests/README.md lists them):
+- native_sim (device type ``native``): the fixtures launch the image themselves on a pty and
+  read its console byte by byte (:mod:`.native_sim_device`); its flash image is a file on the
+  host.
+- QEMU and boards (``qemu``, ``hardware``): the harness owns the device (QEMU on a FIFO, a
+  board on its serial port) and a reader thread queues what it prints as whole lines
+  (twister_harness/device/device_adapter.py in Zephyr's scripts/pylib/pytest-twister-harness).
+  :class:`TwisterDevice` puts that DeviceAdapter behind the interface the e2e tests use on
+  the simulator (:class:`.sim_device.SimDevice`): ``exec_command``, ``write``, ``read_until``,
+  ``read_until_any``, ``drain``, ``transcript``, ``stop``. :class:`HarnessDevices` stands in
+  for the conftest's simulator factory (``start``, ``restart``, ``devices``).
+
+What a line reader cannot give, and what the tests therefore leave to native_sim and the
+simulator (marked ``needs_raw_console``; twister_tests/README.md lists them):
 
 - Text that does not end its line (the shell prompt, ``Allow once? [y/N] ``, the hidden key
   prompt) arrives only once something follows it. Waiting for the *shell* prompt works: Enter
@@ -19,26 +23,28 @@ marked ``sim_only``; twister_tests/README.md lists them):
   harness's own ``Shell.wait_for_prompt`` does. Nothing else can be waited for that way.
 - The reader drops empty lines, so output with a blank line reads differently.
 - The harness reports neither the exit status of the image nor a separate stderr.
+
+Nor is the device's flash a file on the host there (``needs_host_flash``).
 """
 
 from __future__ import annotations
 
 import re
-import shlex
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, Protocol
+from typing import Any, Generic, NoReturn, Protocol, TypeVar
 
 from ..errors import DeviceError
-from .sim_device import PROMPT
+from .sim_device import PROMPT, echo_lines
 
 #: What the firmware prints when input typed right after a hidden entry was lost.
 LOST_TYPED_AHEAD = b"agent: input typed right after the entry was lost; type that line again"
 
-#: Name of the flash image native_sim uses under Twister, in the scenario's build directory
-#: (the native_sim default is flash.bin in the working directory, which Twister does not set).
-FLASH_IMAGE = "agent-flash.bin"
+#: Markers of tests that need what only native_sim gives among the Twister devices (and the
+#: simulator): deselected on QEMU and boards, where the harness's line reader is the console.
+LINE_DEVICE_MARKERS = ("needs_raw_console", "needs_host_flash")
 
 # Escape sequences: CSI (colours, cursor moves, erase) and the two-byte ones such as ESC 7 /
 # ESC 8 (save and restore the cursor). The Zephyr shell draws its prompt and line editing
@@ -60,8 +66,6 @@ class HarnessAdapter(Protocol):
 
     def close(self) -> None: ...
 
-    def generate_command(self) -> None: ...
-
     def readline(self, *, timeout: float | None = None, print_output: bool = True) -> str: ...
 
     def write(self, data: bytes) -> None: ...
@@ -76,12 +80,23 @@ def under_twister(options: object) -> bool:
     return bool(getattr(options, "twister_harness", False))
 
 
-def split_sim_only(items: Sequence[Any]) -> tuple[list[Any], list[Any]]:
-    """Split collected test items into (those Twister runs, those marked ``sim_only``)."""
+def raw_console(device_type: str) -> bool:
+    """Whether the fixtures read the console of a Twister device of @device_type byte by byte
+    and reach its flash image on the host (native_sim), rather than through the harness's
+    line reader."""
+    return device_type == "native"
+
+
+def split_for_device(items: Sequence[Any], device_type: str) -> tuple[list[Any], list[Any]]:
+    """Split collected test items into (those Twister runs on a device of @device_type, those
+    it deselects): ``sim_only`` everywhere, and the :data:`LINE_DEVICE_MARKERS` unless the
+    device has a raw console."""
+    markers = ("sim_only",) + (() if raw_console(device_type) else LINE_DEVICE_MARKERS)
     keep: list[Any] = []
     drop: list[Any] = []
     for item in items:
-        (drop if item.get_closest_marker("sim_only") is not None else keep).append(item)
+        marked = any(item.get_closest_marker(m) is not None for m in markers)
+        (drop if marked else keep).append(item)
     return keep, drop
 
 
@@ -235,32 +250,56 @@ class TwisterDevice:
             if line.rstrip() == bare:
                 break
             lines.append(line)
-        return [x for x in lines[self._echo_lines(lines, cmd):] if x != ""]
+        skip = echo_lines(lines, cmd, self.prompt.decode(errors="replace"))
+        return [x for x in lines[skip:] if x != ""]
 
-    def _echo_lines(self, lines: list[str], cmd: str) -> int:
-        """How many of @lines are the echo of @cmd (at least the first line)."""
-        if not lines:
-            return 0
-        prompt = self.prompt.decode(errors="replace")
-        first = lines[0]
-        at = first.find(prompt)
-        echo = first[at + len(prompt):] if at >= 0 else first
-        count = 1
-        while (echo != cmd and count < len(lines) and lines[count]
-               and cmd.startswith(echo + lines[count])):
-            echo += lines[count]
-            count += 1
-        return count if echo == cmd else 1
+D = TypeVar("D")
 
 
-class TwisterDevices:
-    """The conftest's device factory under Twister: one device, launched again per start.
+class TwisterDevices(ABC, Generic[D]):
+    """The conftest's device factory under Twister, as the simulator's: ``start``,
+    ``restart``, ``close``, ``devices`` and ``flash``.
+
+    :class:`.native_sim_device.NativeSimDevices` launches native_sim's image itself;
+    :class:`HarnessDevices` drives the harness's QEMU or board.
+
+    Attributes:
+        build_dir: The scenario's build directory.
+        device_type: The harness's device type ("native", "qemu", "hardware").
+        platform: The Twister platform ("" when not given).
+        devices: Every device started, in order.
+    """
+
+    def __init__(self, build_dir: Path, device_type: str, platform: str = "") -> None:
+        self.build_dir = build_dir
+        self.device_type = device_type
+        self.platform = platform
+        self.devices: list[D] = []
+
+    @property
+    @abstractmethod
+    def flash(self) -> Any:
+        """The device's LittleFS image on the host (see tests/flash_image.py)."""
+
+    @abstractmethod
+    def start(self, extra_args: list[str] | None = None) -> D:
+        """Start a device with a fresh configuration (for the test) and wait for its prompt."""
+
+    @abstractmethod
+    def restart(self, dev: D) -> D:
+        """Stop @dev and start again on the same storage."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Stop every device."""
+
+
+class HarnessDevices(TwisterDevices[TwisterDevice]):
+    """The device factory on QEMU and boards: the harness's device, launched again per start.
 
     A start gives a device with a fresh agent configuration, as each simulator test starts
     on a new flash image:
 
-    - native_sim: the image is ``<build dir>/agent-flash.bin`` (native_sim's ``--flash``),
-      erased at a start (``--flash_erase``) and kept over a restart.
     - QEMU: the board's flash is the RAM-backed flash simulator (drivers/flash/
       flash_simulator.c fills it with the erase value at boot), so every launch is fresh and
       a restart cannot keep anything: a test that restarts is skipped there.
@@ -278,28 +317,21 @@ class TwisterDevices:
     def __init__(self, adapter: HarnessAdapter, timeout_error: type[BaseException],
                  skip: Callable[[str], NoReturn], prompt: bytes = PROMPT,
                  poke_after: float = 0.5) -> None:
+        config = adapter.device_config
+        super().__init__(Path(config.build_dir), str(config.type),
+                         str(getattr(config, "platform", "") or ""))
         self.adapter = adapter
         self.timeout_error = timeout_error
         self.skip = skip
         self.prompt = prompt
         self.poke_after = poke_after
-        config = adapter.device_config
-        self.device_type = str(config.type)
-        self.platform = str(getattr(config, "platform", "") or "")
-        self.build_dir = Path(config.build_dir)
-        self.extra_test_args = str(getattr(config, "extra_test_args", "") or "")
-        self.devices: list[TwisterDevice] = []
 
     @property
     def flash(self) -> Path:
-        """The simulator's flash image on the host: there is none under Twister."""
-        raise SimOnlyError("the flash image is read on the host only with the simulator: "
-                           "mark the test sim_only")
-
-    @property
-    def image(self) -> Path:
-        """native_sim's flash image in the build directory."""
-        return self.build_dir / FLASH_IMAGE
+        """The device's flash image on the host: there is none on QEMU or a board."""
+        raise SimOnlyError(f"{self.platform or self.device_type}: the flash image is read on "
+                           "the host only on the simulator and native_sim: mark the test "
+                           "needs_host_flash")
 
     def start(self, extra_args: list[str] | None = None) -> TwisterDevice:
         """Launch the device with a fresh configuration and wait for its prompt."""
@@ -319,22 +351,11 @@ class TwisterDevices:
     def close(self) -> None:
         self.adapter.close()
 
-    def command(self, fresh: bool) -> list[str]:
-        """The command line the adapter launches, or [] to let the harness make its own."""
-        if self.device_type != "native":
-            return []
-        self.adapter.command = []
-        self.adapter.generate_command()  # [<build>/zephyr/zephyr.exe]
-        argv = [*self.adapter.command, f"--flash={self.image}"]
-        if fresh:
-            argv.append("--flash_erase")
-        return argv + shlex.split(self.extra_test_args)
-
     def _launch(self, fresh: bool) -> TwisterDevice:
         self.adapter.close()
-        # DeviceAdapter.launch() keeps a command that is already set and generates one
-        # (with the extra test arguments) only when it is empty.
-        self.adapter.command = self.command(fresh)
+        # DeviceAdapter.launch() generates the command (with the extra test arguments) when
+        # none is set.
+        self.adapter.command = []
         dev = TwisterDevice(self.adapter, self.timeout_error, self.prompt, self.poke_after)
         self.devices.append(dev)
         self.adapter.launch()

@@ -32,7 +32,7 @@ def status(dut: SimDevice) -> dict[str, str]:
     return fields
 
 
-@pytest.mark.sim_only("the simulator's boot banner")
+@pytest.mark.sim_only("the simulator's boot banner (the firmware prints Zephyr's)")
 def test_boot_banner_and_prompt(sims) -> None:
     dut = sims.start()
     assert dut.exec_command("help")[0] == "Available commands:"
@@ -158,7 +158,7 @@ BAD_INPUT = [
 
 
 @pytest.mark.parametrize(("cmd", "error"), BAD_INPUT, ids=[c[:60] for c, _ in BAD_INPUT])
-@pytest.mark.sim_only("reads the flash image on the host")
+@pytest.mark.needs_host_flash("reads the settings store in the flash image")
 def test_bad_input_changes_nothing(sims, cmd: str, error: str) -> None:
     dut = sims.start()
     dut.exec_command("agent config endpoint http://127.0.0.1:8080/v1/chat/completions")

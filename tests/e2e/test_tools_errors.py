@@ -67,7 +67,7 @@ def test_an_unknown_tool(sims, api: Api) -> None:
 
 
 @pytest.mark.parametrize("api", APIS)
-@pytest.mark.sim_only("reads the flash image on the host")
+@pytest.mark.needs_host_flash("reads the flash image: the refused write created no file")
 def test_a_registered_tool_that_was_not_offered(sims, api: Api) -> None:
     dut, run, reqs = run_dialogue(sims, api, [tool_call_reply(api, "storage_write", WRITE)])
     DialogueCheck(api, "do it").turn(reqs[0], bootstrap(dut))  # storage_write was not offered
@@ -93,7 +93,7 @@ BAD_WRITES = [
 @pytest.mark.parametrize(("arguments", "reason"), BAD_WRITES,
                          ids=["missing", "not-json", "array", "unknown-field", "wrong-type",
                               "too-short", "twice", "too-long"])
-@pytest.mark.sim_only("reads the flash image on the host")
+@pytest.mark.needs_host_flash("reads the flash image: the refused write created no file")
 def test_invalid_arguments(sims, api: Api, arguments: dict[str, object] | str, reason: str
                            ) -> None:
     replies = [
@@ -119,7 +119,7 @@ def test_invalid_arguments_of_a_bootstrap_tool(sims, api: Api) -> None:
 
 @pytest.mark.parametrize("api", APIS)
 @pytest.mark.parametrize("count", [2, 3])
-@pytest.mark.sim_only("reads the flash image on the host")
+@pytest.mark.needs_host_flash("reads the flash image: the refused write created no file")
 def test_several_calls_at_once(sims, api: Api, count: int) -> None:
     calls = [ToolCall("storage_write", WRITE, "call_w"),
              ToolCall("storage_stat", {"path": EVIL}, "call_x"),
@@ -142,7 +142,7 @@ def test_several_calls_at_once(sims, api: Api, count: int) -> None:
 
 
 @pytest.mark.parametrize("api", APIS)
-@pytest.mark.sim_only("reads the flash image on the host")
+@pytest.mark.needs_host_flash("reads the flash image: the refused write created no file")
 def test_a_call_in_the_reserved_final_turn(sims, api: Api) -> None:
     replies = [
         tool_call_reply(api, SEARCH_WRITE.name, SEARCH_WRITE.arguments, SEARCH_WRITE.call_id,

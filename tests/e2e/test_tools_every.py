@@ -2,9 +2,11 @@
 
 The tools come from `agent tools`, so a tool registered later is covered as soon as it is
 compiled in. A tool that is registered but not available now (its capability missing) must
-be neither activated by tool_search nor callable. Each needs an entry in TOOL_CASES below (valid arguments for the simulator's
-files and board, and what its result must show): a registered tool without one fails
-test_every_registered_tool_has_a_case, so nobody forgets to add it.
+be neither activated by tool_search nor callable. Each needs an entry in TOOL_CASES below (valid arguments for the test's
+files and the board, and what its result must show): a registered tool without one fails
+test_every_registered_tool_has_a_case, so nobody forgets to add it. Arguments that name the
+board's hardware come from what an earlier tool listed (a GPIO name from gpio_list), so the
+test runs on the simulator's board and on the firmware's alike.
 """
 
 from __future__ import annotations
@@ -85,12 +87,24 @@ class ToolCase:
         check: A check of the parsed result (beyond "a JSON object without error").
         query: The tool_search query that activates it (default: the words of its name).
         files: Files (besides FILES) its dialogue expects afterwards in the image.
+        args_from: Arguments made from the results of the tools driven before it (by name)
+            instead of @args, which stay for a call that is refused.
+        echo: Arguments the result must give back unchanged.
     """
 
     args: dict[str, object]
     check: Callable[[Result], None] = field(default=lambda r: None)
     query: str | None = None
     files: dict[str, bytes] = field(default_factory=dict)
+    args_from: Callable[[dict[str, Result]], dict[str, object]] | None = None
+    echo: tuple[str, ...] = ()
+
+
+def first_gpio(seen: dict[str, Result]) -> dict[str, object]:
+    """The first slot gpio_list showed (BOOT on the simulator's board), by name."""
+    gpios = seen.get("gpio_list", {}).get("gpios")
+    assert isinstance(gpios, list) and gpios, f"gpio_list showed no slot: {gpios}"
+    return {"name": gpios[0]["name"]}
 
 
 TOOL_CASES: dict[str, ToolCase] = {
@@ -118,7 +132,7 @@ TOOL_CASES: dict[str, ToolCase] = {
     "jobs_list": ToolCase({}),
     "hardware_describe": ToolCase({}),
     "gpio_list": ToolCase({"start": 0}, keys("gpios")),
-    "gpio_read": ToolCase({"name": "BOOT"}, has(name="BOOT")),
+    "gpio_read": ToolCase({"name": "BOOT"}, args_from=first_gpio, echo=("name",)),
     "buses_list": ToolCase({"type": "i2c"}),
     "display_list": ToolCase({}),
     "network_status": ToolCase({}),
@@ -126,11 +140,14 @@ TOOL_CASES: dict[str, ToolCase] = {
 }
 
 
-def drive(dut: SimDevice, srv: TestServer, api: Api, row: ToolRow, boot: list[str]) -> None:
-    """One request that activates (unless bootstrap) and calls @row's tool, then answers."""
+def drive(dut: SimDevice, srv: TestServer, api: Api, row: ToolRow, boot: list[str],
+          seen: dict[str, Result]) -> Result:
+    """One request that activates (unless bootstrap) and calls @row's tool, then answers;
+    returns the tool's result. @seen holds the results of the tools driven before."""
     case = TOOL_CASES[row.name]
     prompt = f"use {row.name}"
-    call = ToolCall(row.name, case.args, f"call_{row.name}")
+    args = case.args if case.args_from is None else case.args_from(seen)
+    call = ToolCall(row.name, args, f"call_{row.name}")
     replies: list[Reply] = []
     search = None
     if row.available != "bootstrap":
@@ -165,6 +182,9 @@ def drive(dut: SimDevice, srv: TestServer, api: Api, row: ToolRow, boot: list[st
     assert isinstance(result, dict), result
     assert "error" not in result and "denied" not in result, result
     case.check(result)
+    for key in case.echo:
+        assert result.get(key) == args[key], (key, result.get(key), args[key])
+    return result
 
 
 def refused(dut: SimDevice, srv: TestServer, api: Api, row: ToolRow, boot: list[str]) -> None:
@@ -193,7 +213,7 @@ def test_every_registered_tool_has_a_case(dut: SimDevice) -> None:
 
 
 @pytest.mark.parametrize("api", APIS)
-@pytest.mark.sim_only("starts on files written into the flash image and reads it back on the host")
+@pytest.mark.needs_host_flash("starts on files written into the flash image and reads it back")
 def test_every_registered_tool_runs_end_to_end(sims, api: Api) -> None:
     dut = start_with_files(sims, FILES)
     policy, rows = tool_table(dut)
@@ -201,6 +221,7 @@ def test_every_registered_tool_runs_end_to_end(sims, api: Api) -> None:
     boot = bootstrap(dut)
     problems: list[str] = []
     driven = unavailable = 0
+    seen: dict[str, Result] = {}
     with TestServer() as srv:
         configure(dut, srv.url(API_PATH[api]))
         for row in rows:
@@ -214,7 +235,7 @@ def test_every_registered_tool_runs_end_to_end(sims, api: Api) -> None:
                     refused(dut, srv, api, row, boot)
                     unavailable += 1
                 else:
-                    drive(dut, srv, api, row, boot)
+                    seen[row.name] = drive(dut, srv, api, row, boot, seen)
                     driven += 1
             except AssertionError as err:
                 problems.append(f"{row.name}: {err}")

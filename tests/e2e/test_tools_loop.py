@@ -31,7 +31,7 @@ MANDEL = b"print('mandelbrot')\n"
 
 
 @pytest.mark.parametrize("api", APIS)
-@pytest.mark.sim_only("starts on files written into the flash image on the host")
+@pytest.mark.needs_host_flash("starts on files written into the flash image")
 def test_search_then_a_tool_then_the_answer(sims, api: Api) -> None:
     prompt = "Is mandel.py on the device?"
     search = ToolCall("tool_search", {"query": "check whether a file exists"}, "call_s1")
@@ -140,7 +140,7 @@ def test_no_turn_offers_more_than_eight_schemas(sims, api: Api) -> None:
 
 @pytest.mark.parametrize("api", APIS)
 @pytest.mark.parametrize("budget", [1, 2])
-@pytest.mark.sim_only("starts on files written into the flash image on the host")
+@pytest.mark.needs_host_flash("starts on files written into the flash image")
 def test_the_final_turn_has_no_tools_when_the_budget_is_used(sims, api: Api, budget: int
                                                              ) -> None:
     prompt = "Is mandel.py there?"
@@ -236,7 +236,7 @@ def compact(value: object) -> bytes:
 
 
 @pytest.mark.parametrize("api", APIS)
-@pytest.mark.sim_only("starts on files written into the flash image on the host")
+@pytest.mark.needs_host_flash("starts on files written into the flash image")
 def test_long_dialogue_results_and_the_chat_history_bound(sims, api: Api) -> None:
     """Six 2.5 KB reads: every result reaches the model exactly (escaping round trip); Chat
     keeps the latest exchanges within its 16 KiB history, dropping the oldest first."""

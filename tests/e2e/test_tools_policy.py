@@ -34,8 +34,13 @@ PROMPT = "save a note"
 TIMEOUT_MS = 400
 QUICK_MS = 3000  # long enough for any answer typed at once, short enough to fail fast
 
-pytestmark = pytest.mark.sim_only(
-    "answers the confirmation question, which does not end its line; reads the flash image")
+pytestmark = pytest.mark.needs_raw_console(
+    "answers the confirmation question, which does not end its line")
+READS_FLASH = pytest.mark.needs_host_flash("reads the flash image (written or not) or starts on "
+                                           "files written into it")
+#: The simulator's option; the firmware's deadline is CONFIG_AGENT_CONFIRM_TIMEOUT_S (30 s).
+SHORT_DEADLINE = pytest.mark.sim_only("shortens the confirmation deadline with the simulator's "
+                                      "--confirm-timeout-ms")
 
 
 def write_dialogue(api: Api) -> list[Reply]:
@@ -71,6 +76,7 @@ def confirm_lines(shown: str) -> list[str]:
             f"Allow once? [y/N] {shown}"]
 
 
+@READS_FLASH
 @pytest.mark.parametrize("api", APIS)
 @pytest.mark.parametrize("keys", [b"y", b"Y", b"x?y"], ids=["y", "Y", "others-ignored-then-y"])
 def test_y_allows_the_call(sims, api: Api, keys: bytes) -> None:
@@ -86,6 +92,7 @@ def test_y_allows_the_call(sims, api: Api, keys: bytes) -> None:
     assert read_file(sims.flash, "notes.txt") == CONTENT.encode()
 
 
+@READS_FLASH
 @pytest.mark.parametrize("api", APIS)
 @pytest.mark.parametrize("key", [b"n", b"N", b"\r"], ids=["n", "N", "enter"])
 def test_n_or_enter_denies_the_call(sims, api: Api, key: bytes) -> None:
@@ -101,7 +108,9 @@ def test_n_or_enter_denies_the_call(sims, api: Api, key: bytes) -> None:
     assert not exists(sims.flash, "notes.txt")
 
 
+@READS_FLASH
 @pytest.mark.parametrize("api", APIS)
+@SHORT_DEADLINE
 def test_no_answer_before_the_deadline_denies_the_call(sims, api: Api) -> None:
     dut = sims.start([f"--confirm-timeout-ms={TIMEOUT_MS}"])
     t0 = time.monotonic()
@@ -117,6 +126,7 @@ def test_no_answer_before_the_deadline_denies_the_call(sims, api: Api) -> None:
     assert not exists(sims.flash, "notes.txt")
 
 
+@READS_FLASH
 @pytest.mark.parametrize("api", APIS)
 @pytest.mark.parametrize("key", [ESC, b"\x18", b"\x03"], ids=["esc", "ctrl-x", "ctrl-c"])
 def test_esc_at_the_question_cancels_the_request(sims, api: Api, key: bytes) -> None:
@@ -140,7 +150,9 @@ def test_esc_at_the_question_cancels_the_request(sims, api: Api, key: bytes) -> 
     assert not exists(sims.flash, "notes.txt")
 
 
+@READS_FLASH
 @pytest.mark.parametrize("api", APIS)
+@SHORT_DEADLINE
 def test_an_answer_typed_as_soon_as_the_question_shows_counts(sims, api: Api) -> None:
     """Twelve questions in one request, each answered the moment `Allow once? [y/N] ` is
     on the console: every answer must be taken (none may wait for the deadline)."""
@@ -186,6 +198,7 @@ def test_the_question_shows_every_argument(sims, api: Api) -> None:
     assert run.outcomes[-1] == "[tool] storage_write: denied (not allowed)"
 
 
+@READS_FLASH
 @pytest.mark.parametrize("api", APIS)
 def test_read_only_never_offers_a_mutating_tool(sims, api: Api) -> None:
     note = b"keep me\n"
@@ -237,6 +250,7 @@ def test_read_only_never_offers_a_mutating_tool(sims, api: Api) -> None:
 
 
 @pytest.mark.parametrize("api", APIS)
+@SHORT_DEADLINE
 def test_the_counters_add_up_over_requests(sims, api: Api) -> None:
     dut = sims.start([f"--confirm-timeout-ms={TIMEOUT_MS}"])
     for answer in (b"y", b"n", None):

@@ -4,10 +4,12 @@
 Finds a Zephyr tree, then, with warnings as errors:
 
 1. builds ``app/`` with ``west build`` for every image of :data:`IMAGES` (native_sim 64- and
-   32-bit, the TLS overlay, mps2/an385 on QEMU);
+   32-bit, the TLS overlay, mps2/an385 for QEMU, mps2/an385 with Zephyr's minimal libc), and
+   Zephyr's footprint reports of the mps2/an385 image;
 2. runs Twister once over ``twister_tests/`` on native_sim/native/64 and mps2/an385 (the
    pytest-harness suites: the e2e files the simulator runs);
-3. prints a summary per image and per suite, and writes it to ``build/zephyr/summary.txt``.
+3. prints a summary per image and per suite (with the stack use test_firmware_stacks
+   measured), and writes it to ``build/zephyr/summary.txt``.
 
 Where the tree comes from, first match wins (:func:`find_tree`):
 

@@ -21,7 +21,7 @@ DEFAULT_STATUS = {
 def status(dut: SimDevice) -> dict[str, str]:
     fields = {}
     for line in dut.exec_command("agent status"):
-        if line.startswith(("pool:", "tool calls:", "last request:")):
+        if line.startswith(("pool:", "tool calls:", "last request:", "stack:")):
             continue  # memory and tool activity, checked by the request and tool tests
         name, sep, value = line.partition(":")
         assert sep, f"unexpected status line {line!r}"

@@ -45,6 +45,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "needs_host_flash(reason): reads or prepares the flash image on the host; "
         "deselected under Twister on QEMU and boards")
+    config.addinivalue_line(
+        "markers", "needs_persistent_flash(reason): restarts the device and expects its "
+        "storage kept; deselected under Twister on QEMU (the flash simulator is in RAM)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

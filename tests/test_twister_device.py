@@ -220,12 +220,28 @@ def test_read_until_any_never_types(tmp_path: Path) -> None:
     assert len(fake.written) == before
 
 
-def test_qemu_lets_the_harness_make_its_command_and_skips_a_restart(tmp_path: Path) -> None:
+def test_qemu_lets_the_harness_make_its_command_and_refuses_a_restart(tmp_path: Path) -> None:
+    """A restart on QEMU fails loudly (the test lacks its mark), it is not skipped."""
     fake, devices = device("qemu", tmp_path)
     dut = devices.start()
     assert fake.launched[-1] == ["west", "build", "-t", "run"]
-    with pytest.raises(Skipped, match="nothing survives a relaunch"):
+    with pytest.raises(SimOnlyError, match="needs_persistent_flash"):
         devices.restart(dut)
+
+
+class Marked:
+    def __init__(self, *marks: str) -> None:
+        self.marks = marks
+
+    def get_closest_marker(self, name: str) -> object | None:
+        return name if name in self.marks else None
+
+
+def test_persistent_flash_tests_are_left_out_on_qemu_only() -> None:
+    item = Marked("needs_persistent_flash")
+    for device_type, kept in (("qemu", False), ("native", True), ("hardware", True)):
+        keep, drop = split_for_device([item], device_type)
+        assert (keep == [item]) is kept and (drop == [item]) is not kept, device_type
 
 
 def test_hardware_start_forgets_the_configuration(tmp_path: Path) -> None:

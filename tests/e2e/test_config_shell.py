@@ -65,6 +65,7 @@ def test_endpoint_selects_protocol(dut: SimDevice, url: str, protocol: str) -> N
     assert dut.exec_command("agent config endpoint") == [f"endpoint: {url}"]
 
 
+@pytest.mark.needs_persistent_flash("restarts and expects the settings kept")
 def test_every_setting_and_restart(sims) -> None:
     dut = sims.start()
     commands = {
@@ -200,6 +201,7 @@ def test_longest_values_accepted(dut: SimDevice) -> None:
     assert st["endpoint"] == url and st["model"] == "m" * 127 and st["key"] == "set"
 
 
+@pytest.mark.needs_persistent_flash("restarts and expects the settings kept")
 def test_forget_erases_everything(sims) -> None:
     dut = sims.start()
     dut.exec_command("agent config endpoint https://api.openai.com/v1/responses")

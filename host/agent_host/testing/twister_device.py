@@ -45,6 +45,8 @@ LOST_TYPED_AHEAD = b"agent: input typed right after the entry was lost; type tha
 #: Markers of tests that need what only native_sim gives among the Twister devices (and the
 #: simulator): deselected on QEMU and boards, where the harness's line reader is the console.
 LINE_DEVICE_MARKERS = ("needs_raw_console", "needs_host_flash")
+#: Deselected on QEMU too: its flash is the RAM-backed flash simulator, erased at every launch.
+QEMU_MARKERS = ("needs_persistent_flash",)
 
 # Escape sequences: CSI (colours, cursor moves, erase) and the two-byte ones such as ESC 7 /
 # ESC 8 (save and restore the cursor). The Zephyr shell draws its prompt and line editing
@@ -92,6 +94,8 @@ def split_for_device(items: Sequence[Any], device_type: str) -> tuple[list[Any],
     it deselects): ``sim_only`` everywhere, and the :data:`LINE_DEVICE_MARKERS` unless the
     device has a raw console."""
     markers = ("sim_only",) + (() if raw_console(device_type) else LINE_DEVICE_MARKERS)
+    if device_type == "qemu":
+        markers += QEMU_MARKERS
     keep: list[Any] = []
     drop: list[Any] = []
     for item in items:
@@ -344,8 +348,9 @@ class HarnessDevices(TwisterDevices[TwisterDevice]):
         """Stop @dev and launch again on the same storage."""
         dev.stop()
         if self.device_type == "qemu":
-            self.skip(f"{self.platform or 'QEMU'}: the flash simulator is in RAM, nothing "
-                      "survives a relaunch")
+            raise SimOnlyError(f"{self.platform or 'QEMU'}: the flash simulator is in RAM, "
+                               "nothing survives a relaunch: mark the test "
+                               "needs_persistent_flash")
         return self._launch(fresh=False)
 
     def close(self) -> None:

@@ -231,6 +231,15 @@ void agent_console_set_bypass(struct agent_console *console, agent_console_bypas
 		shell_bypass_on(console);
 	} else if (!console->in_callback) {
 		shell_bypass_off(console);
+		/*
+		 * Ended by another thread (the worker, when a request finishes): the shell prints
+		 * its prompt again only when a bypass callback ends the bypass (state_collect()
+		 * sets the shell active) or when another thread prints while no command runs
+		 * (shell_vfprintf() redraws the prompt after the text). So print nothing that
+		 * way, and the prompt comes back at once, as on the simulator. Inside a command
+		 * the shell prints it when the command returns, and this prints nothing.
+		 */
+		shell_fprintf(console->sh, SHELL_NORMAL, "%s", "");
 	}
 }
 

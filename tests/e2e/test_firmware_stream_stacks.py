@@ -1,0 +1,80 @@
+"""The agent worker's stack through the whole streaming path, measured on a Cortex-M target.
+
+mps2/an385 under QEMU has no network, so test_firmware_stacks.py's `agent ask` ends at the
+connection. The Twister scenario agent.e2e.qemu.stream (twister_tests/agent/testcase.yaml)
+builds the image with Zephyr's IP stack and a test-only thread that serves recorded streams
+on the image's own address, 192.0.2.1:8080 (twister_tests/agent/stream_server.c and
+stream.conf; nothing of it is in the product image). Its routes
+(twister_tests/agent/CMakeLists.txt) are ROUTES below: each `agent ask` here sends the HTTP
+request, reads the chunked SSE body, parses the provider's JSON and handles the tool calls on
+the worker's stack, and its output must be the plain reading of the recording
+(test_ask.check_turn). Then `agent status` gives the worker's
+high-water mark and `kernel thread stacks` the others'; the figures go to
+build/zephyr/stacks-<platform>-stream.json (scripts/zephyr_lane.py prints every
+stacks-*.json), and each sized stack must keep a quarter free. No TLS in this image.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from agent_host.testserver import expected_outcome, fixtures_dir
+from test_ask import check_turn
+from test_firmware_stacks import MARGIN, SIZED, WORKER, parse_stacks
+
+REPO_DIR = Path(__file__).resolve().parents[2]
+END = b"[Esc or Ctrl-X returns to the shell]"
+BASE = "http://192.0.2.1:8080"
+#: Request path -> recording, as the image's stream server routes them.
+ROUTES = {
+    "/v1/chat/completions": "chat/openai_gpt4o_tool_single.sse",
+    "/text/v1/chat/completions": "chat/openai_gpt4o_text_usage.sse",
+    "/v1/responses": "responses/openai_gpt4o_function_call_wire.sse",
+    "/text/v1/responses": "responses/openai_gpt4o_after_function_call_output_wire.sse",
+}
+
+
+def ask(dut, prompt: str, timeout: float = 120.0) -> list[str]:  # type: ignore[no-untyped-def]
+    """`agent ask` on the line-based device: its output lines after the echo; Esc after."""
+    mark = len(dut.transcript)
+    dut.write(f"agent ask {prompt}\r".encode())
+    out = dut.read_until(END, timeout, start=mark)
+    dut.write(b"\x1b")
+    dut.drain()
+    lines = out[: out.rfind(END)].decode(errors="replace").split("\r\n")
+    start = next(i for i, x in enumerate(lines) if f"agent ask {prompt}" in x)
+    return [x for x in lines[start + 1:] if x]
+
+
+@pytest.mark.firmware_only("the image's own stream server and painted stacks (QEMU image)")
+def test_worker_stack_through_the_stream_path(sims) -> None:  # type: ignore[no-untyped-def]
+    dut = sims.start()
+    dut.exec_command("agent config model test-model")
+    dut.exec_command("agent config key sk-stream-test")
+    for number, (path, recording) in enumerate(ROUTES.items()):
+        assert dut.exec_command(f"agent config endpoint {BASE}{path}")[0].startswith(
+            "endpoint set")
+        # A short prompt: the shell breaks a longer echo at 80 columns.
+        lines = ask(dut, f"stream {number}")
+        expected = expected_outcome(fixtures_dir() / recording)
+        turns = expected["turns"]
+        assert isinstance(turns, list) and len(turns) == 1
+        check_turn(lines, expected, turns[0])
+        print(path, recording, lines)
+
+    stacks = parse_stacks(dut.exec_command("kernel thread stacks"))
+    worker = [m for m in map(WORKER.match, dut.exec_command("agent status")) if m]
+    assert worker, "agent status has no stack line: the port does not measure here"
+    stacks["agent worker"] = {"size": int(worker[0]["size"]), "used": int(worker[0]["used"])}
+    platform = str(getattr(sims, "platform", "") or "device").replace("/", "_")
+    out = REPO_DIR / "build" / "zephyr" / f"stacks-{platform}-stream.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(stacks, indent=1, sort_keys=True) + "\n")
+    print(json.dumps(stacks, indent=1, sort_keys=True))
+
+    for name in (*SIZED, "agent worker"):
+        assert name in stacks, (name, sorted(stacks))
+        figure = stacks[name]
+        assert 0 < figure["used"] <= (1 - MARGIN) * figure["size"], (name, figure)

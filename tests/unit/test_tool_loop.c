@@ -387,6 +387,81 @@ static void test_budget_reserves_a_final_turn_without_tools(void **state)
 			    "the model called tool_search although no tools were offered");
 }
 
+/*
+ * A Chat Completions turn calling tool_search with @pad newlines of JSON white space inside
+ * its arguments (a server controls that): the arguments are re-escaped in the history, so
+ * each newline takes two bytes there.
+ */
+static const char *padded_call(char *buf, size_t cap, const char *id, size_t pad)
+{
+	size_t n = (size_t)snprintf(buf, cap,
+				    "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{"
+				    "\"index\":0,\"id\":\"%s\",\"type\":\"function\",\"function\":{"
+				    "\"name\":\"tool_search\",\"arguments\":\"{\\\"query\\\":"
+				    "\\\"files\\\"",
+				    id);
+
+	for (size_t i = 0; i < pad && n + 2 < cap; i++) {
+		buf[n++] = '\\';
+		buf[n++] = 'n';
+	}
+	snprintf(buf + n, cap - n,
+		 "}\"}}]}}]}\n\n"
+		 "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}"
+		 "\n\n"
+		 "data: [DONE]\n\n");
+	return buf;
+}
+
+/* Three tool_search exchanges padded with @p1, @p2, @p3 newlines, then the answer. */
+static void three_exchanges(size_t p1, size_t p2, size_t p3)
+{
+	static char calls[3][9000];
+	static const char *answers[4];
+
+	answers[0] = padded_call(calls[0], sizeof(calls[0]), "c1", p1);
+	answers[1] = padded_call(calls[1], sizeof(calls[1]), "c2", p2);
+	answers[2] = padded_call(calls[2], sizeof(calls[2]), "c3", p3);
+	answers[3] = TEXT("done");
+	server_start(answers, 4);
+	assert_int_equal(run(4), 0);
+	server_stop();
+	assert_string_equal(last_error, "");
+	assert_string_equal(answer, "done");
+	/* The last turn carries the newest exchange whole, and never the oldest. */
+	assert_non_null(strstr(srv.bodies[3], "\"tool_call_id\":\"c3\""));
+	assert_null(strstr(srv.bodies[3], "\"tool_call_id\":\"c1\""));
+	assert_int_equal(runs, 0);     /* tool_search is the registry's own, not the runner */
+	assert_int_equal(confirms, 0); /* a read tool: nobody is asked */
+}
+
+/*
+ * The history of tool exchanges makes room by dropping the oldest ones. When the newest
+ * exchange fits only once every older one is gone, the last drop used to take a stale offset
+ * (an entry past the count): a memmove of the wrong length, and the request ended with a
+ * wrong "does not fit" error (-ENOSPC; this test failed so before the fix). With other
+ * earlier sizes the stale offset exceeds what is held and the length goes negative (ASan's
+ * negative-size-param); these sizes were not found by this grid yet. Exchanges of sizes around
+ * half the history (16384 bytes), up to the 4095-byte arguments bound.
+ */
+static void test_history_drops_every_older_exchange_when_needed(void **state)
+{
+	/* '{"query":"files"' and '}' around the padding: 4095 bytes of arguments at most. */
+	enum { PAD_MAX = 4095 - 17 };
+
+	(void)state;
+	/* The first larger than the second, the third larger than both. */
+	for (size_t k = 0; k <= 48; k += 6) {
+		for (size_t j = 1; j <= 49; j += 6) {
+			three_exchanges(PAD_MAX - 60 + k, PAD_MAX - 60 + k - j, PAD_MAX);
+		}
+	}
+	/* A small exchange, then two that each take about half of the history. */
+	for (size_t pad = PAD_MAX - 2; pad <= PAD_MAX; pad++) {
+		three_exchanges(10, pad, pad);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -395,6 +470,7 @@ int main(void)
 		cmocka_unit_test(test_denied_confirmation_never_runs),
 		cmocka_unit_test(test_cancel_at_confirmation),
 		cmocka_unit_test(test_budget_reserves_a_final_turn_without_tools),
+		cmocka_unit_test(test_history_drops_every_older_exchange_when_needed),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -120,9 +120,21 @@ static void history_write(void *user, struct json_writer *w)
 	}
 }
 
+/*
+ * Drop the oldest @records records. Dropping all of them empties the history: off[count] is
+ * no record's offset (entries past count keep stale values from earlier states), so it
+ * must not be read as the place where the kept records start.
+ */
 static void history_drop_first(size_t records)
 {
-	size_t shift = hist.off[records];
+	size_t shift;
+
+	if (records >= hist.count) {
+		hist.count = 0;
+		hist.used = 0;
+		return;
+	}
+	shift = hist.off[records];
 
 	memmove(history, history + shift, hist.used - shift);
 	for (size_t i = records; i < hist.count; i++) {

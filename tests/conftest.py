@@ -107,7 +107,7 @@ def twister_devices(request: pytest.FixtureRequest) -> TwisterDevices[Any]:
                                 str(getattr(config, "extra_test_args", "") or ""),
                                 log=Path(adapter.handler_log_path),
                                 platform=str(getattr(config, "platform", "") or ""))
-    return HarnessDevices(adapter, TwisterHarnessTimeoutException, pytest.skip, prompt=prompt)
+    return HarnessDevices(adapter, TwisterHarnessTimeoutException, prompt=prompt)
 
 
 @pytest.fixture

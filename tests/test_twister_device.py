@@ -52,14 +52,6 @@ class FakeTimeout(Exception):
     pass
 
 
-class Skipped(Exception):
-    pass
-
-
-def skip(reason: str):  # type: ignore[no-untyped-def]
-    raise Skipped(reason)
-
-
 class FakeShell:
     """A DeviceAdapter whose device is a small shell with `agent` commands."""
 
@@ -160,7 +152,7 @@ class FakeShell:
 def device(device_type: str = "qemu", tmp_path: Path = Path("/nonexistent")
            ) -> tuple[FakeShell, HarnessDevices]:
     fake = FakeShell(device_type, tmp_path)
-    return fake, HarnessDevices(fake, FakeTimeout, skip, poke_after=0.05)
+    return fake, HarnessDevices(fake, FakeTimeout, poke_after=0.05)
 
 
 def test_exec_command_returns_the_output_without_echo_prompt_or_colours(tmp_path: Path) -> None:

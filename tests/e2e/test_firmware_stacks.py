@@ -55,6 +55,26 @@ def parse_stacks(lines: list[str]) -> dict[str, dict[str, int]]:
     return found
 
 
+def measure_stacks(dut, sims, suffix: str) -> dict[str, dict[str, int]]:  # type: ignore[no-untyped-def]
+    """Every thread's stack use (`kernel thread stacks`) and the worker's peak (`agent status`),
+    written to build/zephyr/stacks-<platform><suffix>.json and printed; each stack the project
+    sizes (SIZED and the worker) keeps MARGIN of its size unused."""
+    stacks = parse_stacks(dut.exec_command("kernel thread stacks"))
+    worker = [m for m in map(WORKER.match, dut.exec_command("agent status")) if m]
+    assert worker, "agent status has no stack line: the port does not measure here"
+    stacks["agent worker"] = {"size": int(worker[0]["size"]), "used": int(worker[0]["used"])}
+    platform = str(getattr(sims, "platform", "") or "device").replace("/", "_")
+    out = REPO_DIR / "build" / "zephyr" / f"stacks-{platform}{suffix}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(stacks, indent=1, sort_keys=True) + "\n")
+    print(json.dumps(stacks, indent=1, sort_keys=True))
+    for name in (*SIZED, "agent worker"):
+        assert name in stacks, (name, sorted(stacks))
+        figure = stacks[name]
+        assert 0 < figure["used"] <= (1 - MARGIN) * figure["size"], (name, figure)
+    return stacks
+
+
 @pytest.mark.firmware_only("Zephyr's kernel shell and painted stacks; the simulator has neither")
 def test_stack_use_after_a_workload(sims) -> None:  # type: ignore[no-untyped-def]
     dut = sims.start()
@@ -77,20 +97,7 @@ def test_stack_use_after_a_workload(sims) -> None:  # type: ignore[no-untyped-de
     dut.write(b"\x1b")
     dut.drain()
 
-    stacks = parse_stacks(dut.exec_command("kernel thread stacks"))
-    worker = [m for m in map(WORKER.match, dut.exec_command("agent status")) if m]
-    assert worker, "agent status has no stack line: the port does not measure here"
-    stacks["agent worker"] = {"size": int(worker[0]["size"]), "used": int(worker[0]["used"])}
-    platform = str(getattr(sims, "platform", "") or "device").replace("/", "_")
-    out = REPO_DIR / "build" / "zephyr" / f"stacks-{platform}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(stacks, indent=1, sort_keys=True) + "\n")
-    print(json.dumps(stacks, indent=1, sort_keys=True))
-
-    for name in (*SIZED, "agent worker"):
-        assert name in stacks, (name, sorted(stacks))
-        figure = stacks[name]
-        assert 0 < figure["used"] <= (1 - MARGIN) * figure["size"], (name, figure)
+    stacks = measure_stacks(dut, sims, "")
     # The SMP requests ran on the work queue (the model was set through them) and used more of
     # its stack than before them.
     assert stacks["mcumgr smp"]["used"] > idle["mcumgr smp"]["used"], (idle, stacks)

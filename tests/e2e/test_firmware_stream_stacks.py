@@ -16,15 +16,11 @@ stacks-*.json), and each sized stack must keep a quarter free. No TLS in this im
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 from agent_host.testserver import expected_outcome, fixtures_dir
 from test_ask import check_turn
-from test_firmware_stacks import MARGIN, SIZED, WORKER, parse_stacks
+from test_firmware_stacks import measure_stacks
 
-REPO_DIR = Path(__file__).resolve().parents[2]
 END = b"[Esc or Ctrl-X returns to the shell]"
 BASE = "http://192.0.2.1:8080"
 #: Request path -> recording, as the image's stream server routes them.
@@ -64,17 +60,4 @@ def test_worker_stack_through_the_stream_path(sims) -> None:  # type: ignore[no-
         check_turn(lines, expected, turns[0])
         print(path, recording, lines)
 
-    stacks = parse_stacks(dut.exec_command("kernel thread stacks"))
-    worker = [m for m in map(WORKER.match, dut.exec_command("agent status")) if m]
-    assert worker, "agent status has no stack line: the port does not measure here"
-    stacks["agent worker"] = {"size": int(worker[0]["size"]), "used": int(worker[0]["used"])}
-    platform = str(getattr(sims, "platform", "") or "device").replace("/", "_")
-    out = REPO_DIR / "build" / "zephyr" / f"stacks-{platform}-stream.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(stacks, indent=1, sort_keys=True) + "\n")
-    print(json.dumps(stacks, indent=1, sort_keys=True))
-
-    for name in (*SIZED, "agent worker"):
-        assert name in stacks, (name, sorted(stacks))
-        figure = stacks[name]
-        assert 0 < figure["used"] <= (1 - MARGIN) * figure["size"], (name, figure)
+    measure_stacks(dut, sims, "-stream")

@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import signal
 import subprocess
 import time
 import tty
@@ -29,7 +28,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..errors import DeviceError
-from .sim_device import PROMPT, PtyConsole
+from .sim_device import PROMPT, PtyConsole, terminate
 from .twister_device import SimOnlyError, TwisterDevices
 
 #: native_sim's flash image in the scenario's build directory (native_sim's default is
@@ -270,13 +269,7 @@ class NativeSimDevice(PtyConsole):
         """Stop the image (SIGTERM, native_sim exits cleanly on it); return its exit status."""
         code = self.returncode if self.returncode is not None else 0
         if self.proc is not None:
-            if self.proc.poll() is None:
-                self.proc.send_signal(signal.SIGTERM)
-            try:
-                code = self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                code = self.proc.wait()
+            code = terminate(self.proc, timeout)
             self.returncode = code
             self.proc = None
         if self.fd >= 0:

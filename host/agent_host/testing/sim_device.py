@@ -47,6 +47,17 @@ def echo_lines(lines: list[str], cmd: str, prompt: str) -> int:
     return count if echo == cmd else 1
 
 
+def terminate(proc: subprocess.Popen[bytes], timeout: float) -> int:
+    """Stop @proc as a user would (SIGTERM), killing it after @timeout s; its exit status."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.wait()
+
+
 class PtyConsole:
     """A device's console on the master side of a pseudo terminal, read byte by byte.
 
@@ -208,13 +219,7 @@ class SimDevice(PtyConsole):
             self.fd = -1
         code = 0
         if self.proc is not None:
-            if self.proc.poll() is None:
-                self.proc.send_signal(signal.SIGTERM)
-            try:
-                code = self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                code = self.proc.wait()
+            code = terminate(self.proc, timeout)
             if self.proc.stdout is not None:
                 self.proc.stdout.close()
             self.proc = None

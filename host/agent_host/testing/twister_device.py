@@ -32,9 +32,9 @@ from __future__ import annotations
 import re
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Generic, NoReturn, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from ..errors import DeviceError
 from .sim_device import PROMPT, echo_lines
@@ -306,27 +306,25 @@ class HarnessDevices(TwisterDevices[TwisterDevice]):
 
     - QEMU: the board's flash is the RAM-backed flash simulator (drivers/flash/
       flash_simulator.c fills it with the erase value at boot), so every launch is fresh and
-      a restart cannot keep anything: a test that restarts is skipped there.
+      a restart cannot keep anything: a test that restarts is deselected there
+      (``needs_persistent_flash``), and an unmarked one fails in :meth:`restart`.
     - hardware: the storage partition survives flashing; a start erases the configuration
       with ``agent forget``. Files in /lfs stay.
 
     Args:
         adapter: The harness's session DeviceAdapter (fixture ``device_object``).
         timeout_error: See :class:`TwisterDevice`.
-        skip: Called with a reason to skip the running test (``pytest.skip``).
         prompt: The shell prompt.
         poke_after: See :class:`TwisterDevice`.
     """
 
     def __init__(self, adapter: HarnessAdapter, timeout_error: type[BaseException],
-                 skip: Callable[[str], NoReturn], prompt: bytes = PROMPT,
-                 poke_after: float = 0.5) -> None:
+                 prompt: bytes = PROMPT, poke_after: float = 0.5) -> None:
         config = adapter.device_config
         super().__init__(Path(config.build_dir), str(config.type),
                          str(getattr(config, "platform", "") or ""))
         self.adapter = adapter
         self.timeout_error = timeout_error
-        self.skip = skip
         self.prompt = prompt
         self.poke_after = poke_after
 

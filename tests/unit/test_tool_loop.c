@@ -226,6 +226,24 @@ static struct agent_config cfg;
 static struct agent_cancel cancel;
 static struct agent_request req;
 
+/* The earlier messages of a chat conversation: one user message of prior_size bytes. */
+static size_t prior_size;
+
+static void write_prior(void *user, struct json_writer *w)
+{
+	static char text[16384];
+	size_t n = prior_size - sizeof("{\"role\":\"user\",\"content\":\"\"}") + 1;
+
+	(void)user;
+	memset(text, 'p', n);
+	jw_object_begin(w);
+	jw_key(w, "role");
+	jw_string(w, "user");
+	jw_key(w, "content");
+	jw_string_n(w, text, n);
+	jw_object_end(w);
+}
+
 static int run(uint8_t max_tools)
 {
 	memset(&cfg, 0, sizeof(cfg));
@@ -242,6 +260,8 @@ static int run(uint8_t max_tools)
 		.cwd = "/lfs",
 		.cancel = &cancel,
 		.hooks = &hooks,
+		.write_prior = prior_size > 0 ? write_prior : NULL,
+		.prior_bytes = prior_size,
 	};
 	runs = 0;
 	confirms = 0;
@@ -413,8 +433,12 @@ static const char *padded_call(char *buf, size_t cap, const char *id, size_t pad
 	return buf;
 }
 
-/* Three tool_search exchanges padded with @p1, @p2, @p3 newlines, then the answer. */
-static void three_exchanges(size_t p1, size_t p2, size_t p3)
+/*
+ * Three tool_search exchanges padded with @p1, @p2, @p3 newlines, then the answer; after
+ * @prior bytes of earlier conversation (0: none, as `agent ask`; the chat sends its
+ * conversation so).
+ */
+static void three_exchanges(size_t prior, size_t p1, size_t p2, size_t p3)
 {
 	static char calls[3][9000];
 	static const char *answers[4];
@@ -423,9 +447,11 @@ static void three_exchanges(size_t p1, size_t p2, size_t p3)
 	answers[1] = padded_call(calls[1], sizeof(calls[1]), "c2", p2);
 	answers[2] = padded_call(calls[2], sizeof(calls[2]), "c3", p3);
 	answers[3] = TEXT("done");
+	prior_size = prior;
 	server_start(answers, 4);
 	assert_int_equal(run(4), 0);
 	server_stop();
+	prior_size = 0;
 	assert_string_equal(last_error, "");
 	assert_string_equal(answer, "done");
 	/* The last turn carries the newest exchange whole, and never the oldest. */
@@ -439,10 +465,11 @@ static void three_exchanges(size_t p1, size_t p2, size_t p3)
  * The history of tool exchanges makes room by dropping the oldest ones. When the newest
  * exchange fits only once every older one is gone, the last drop used to take a stale offset
  * (an entry past the count): a memmove of the wrong length, and the request ended with a
- * wrong "does not fit" error (-ENOSPC; this test failed so before the fix). With other
- * earlier sizes the stale offset exceeds what is held and the length goes negative (ASan's
- * negative-size-param); these sizes were not found by this grid yet. Exchanges of sizes around
- * half the history (16384 bytes), up to the 4095-byte arguments bound.
+ * wrong "does not fit" error (-ENOSPC). When the first exchange is larger than the second,
+ * the stale offset exceeds what is held and the length goes negative: ASan's
+ * negative-size-param (size=-100 before the fix, with the first loop). A tool_search exchange
+ * is 542 bytes plus two per padding newline, so the sizes below sit around half the history
+ * (16384 bytes), up to the 4095-byte arguments bound.
  */
 static void test_history_drops_every_older_exchange_when_needed(void **state)
 {
@@ -450,16 +477,37 @@ static void test_history_drops_every_older_exchange_when_needed(void **state)
 	enum { PAD_MAX = 4095 - 17 };
 
 	(void)state;
-	/* The first larger than the second, the third larger than both. */
-	for (size_t k = 0; k <= 48; k += 6) {
-		for (size_t j = 1; j <= 49; j += 6) {
-			three_exchanges(PAD_MAX - 60 + k, PAD_MAX - 60 + k - j, PAD_MAX);
+	/*
+	 * The first larger than the second, the two together within the history, the second and
+	 * the largest third beyond it: the third needs both dropped, and the stale offset (the
+	 * first's size) exceeds what the second holds.
+	 */
+	for (size_t p1 = 3600; p1 <= 3900; p1 += 100) {
+		for (size_t d = 50; d <= 250; d += 100) {
+			three_exchanges(0, p1, p1 - d, PAD_MAX);
 		}
 	}
 	/* A small exchange, then two that each take about half of the history. */
 	for (size_t pad = PAD_MAX - 2; pad <= PAD_MAX; pad++) {
-		three_exchanges(10, pad, pad);
+		three_exchanges(0, 10, pad, pad);
 	}
+}
+
+/*
+ * The same in the chat, whose earlier messages leave the exchanges less: with 14000 bytes of
+ * conversation they get their floor, 9216 bytes (two 4096-byte arguments and 1024), so the
+ * third exchange, at the bound, needs both earlier ones dropped however small they are.
+ */
+static void test_history_after_a_conversation_drops_every_older_exchange(void **state)
+{
+	enum { PAD_MAX = 4095 - 17 };
+
+	(void)state;
+	for (size_t p2 = 0; p2 <= 600; p2 += 200) {
+		three_exchanges(14000, p2 + 100, p2, PAD_MAX);
+		three_exchanges(14000, p2, p2 + 100, PAD_MAX);
+	}
+	assert_non_null(strstr(srv.bodies[3], "pppp"));
 }
 
 int main(void)
@@ -471,6 +519,7 @@ int main(void)
 		cmocka_unit_test(test_cancel_at_confirmation),
 		cmocka_unit_test(test_budget_reserves_a_final_turn_without_tools),
 		cmocka_unit_test(test_history_drops_every_older_exchange_when_needed),
+		cmocka_unit_test(test_history_after_a_conversation_drops_every_older_exchange),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -25,6 +25,7 @@ import pytest
 
 REPO_DIR = Path(__file__).resolve().parents[1]
 KCONFIG = REPO_DIR / "app" / "Kconfig"
+APP_DIR = REPO_DIR / "app"
 STANDIN_DIR = REPO_DIR / "app" / "sim"
 SIM_CONF = STANDIN_DIR / "sim.conf"
 GEN_CONFIG = REPO_DIR / "scripts" / "gen_config.py"
@@ -53,6 +54,18 @@ SPEC_ROWS = _read_spec_bounds()
 BOUNDS: dict[str, tuple[int, str]] = {
     row["symbol"]: (int(row["value"]) * UNITS.get(row["unit"], 0), row["spec_text"])
     for row in SPEC_ROWS
+    if row["symbol"] != "-"
+}
+#: The spec's bounds this design holds no buffer for (symbol "-" in the table).
+UNBUFFERED = [row["spec_text"] for row in SPEC_ROWS if row["symbol"] == "-"]
+#: Symbols the code does not use yet, with the reason; every other one is used.
+NOT_USED_YET = {
+    # The scripting runtimes and tools (issue 13, "Scripting") use these bounds.
+    "AGENT_SCRIPT_SOURCE_MAX_LEN",
+    "AGENT_SCRIPT_TOOL_OUTPUT_MAX_LEN",
+    "AGENT_MANUAL_SCRIPT_OUTPUT_MAX_LEN",
+    "AGENT_MANUAL_SCRIPT_DEADLINE_S",
+    "AGENT_SCRIPT_FILE_ARGS_MAX",
 }
 
 # Configuration limits and defaults that are not spec bounds (chosen in app/Kconfig).
@@ -187,11 +200,11 @@ def test_bound_spec_value_is_inside_its_range(kconf: kconfiglib.Kconfig, name: s
 
 def test_spec_bounds_table_is_well_formed() -> None:
     """One row per symbol, a known unit, and a positive value that its spec text states."""
-    names = [row["symbol"] for row in SPEC_ROWS]
+    names = [row["symbol"] for row in SPEC_ROWS if row["symbol"] != "-"]
     assert len(names) == len(set(names)), "a symbol has two rows"
     assert len(SPEC_ROWS) >= RESOURCE_BULLETS
     for row in SPEC_ROWS:
-        assert re.fullmatch(r"AGENT_[A-Z0-9_]+", row["symbol"]), row
+        assert re.fullmatch(r"AGENT_[A-Z0-9_]+|-", row["symbol"]), row
         assert row["unit"] in UNITS, row
         assert int(row["value"]) > 0, row
         assert row["spec_text"] == _normalise(row["spec_text"]), row
@@ -213,6 +226,34 @@ def test_every_resource_bound_bullet_is_covered() -> None:
         if row["source"].startswith("Resource bounds, bullet ")
     }
     assert bullets == set(range(1, RESOURCE_BULLETS + 1))
+
+
+def test_bounds_without_a_buffer_are_explained() -> None:
+    """docs/kconfig.md says why each bound without a symbol needs no buffer."""
+    doc = KCONFIG_DOC.read_text(encoding="utf-8")
+    section = doc.partition("## Spec bounds without a buffer")[2].partition("\n## ")[0]
+    assert len(UNBUFFERED) == 2
+    for text in UNBUFFERED:
+        assert f'"{text}"' in _normalise(section), text
+
+
+def _uses(name: str) -> bool:
+    """Whether CONFIG_<name> occurs in the firmware's or the simulator's sources and
+    configuration, or <name> guards other Kconfig entries (`if`, `depends on`)."""
+    suffixes = {".c", ".h", ".cmake", ".txt", ".conf", ".overlay"}
+    sources = [p for p in APP_DIR.rglob("*") if p.suffix in suffixes and p.is_file()]
+    pattern = re.compile(rf"\bCONFIG_{name}\b")
+    if any(pattern.search(p.read_text(encoding="utf-8", errors="replace")) for p in sources):
+        return True
+    kconfig = KCONFIG.read_text(encoding="utf-8")
+    return re.search(rf"^\s*(if|depends on)\b.*\b{name}\b", kconfig, re.MULTILINE) is not None
+
+
+def test_every_app_symbol_is_used(kconf: kconfiglib.Kconfig) -> None:
+    """An option nothing reads is a promise the build does not keep: each is used, or named
+    in NOT_USED_YET with the work that will use it."""
+    unused = {sym.name for sym in _app_symbols(kconf) if not _uses(sym.name)}
+    assert unused == NOT_USED_YET
 
 
 @pytest.mark.parametrize("name", sorted(CONFIG_VALUES))

@@ -17,6 +17,7 @@
 #include "posix_board.h"
 #include "posix_console.h"
 #include "posix_port.h"
+#include "provider.h"
 #include "sim_shell.h"
 
 #define FLASH_DEFAULT_PATH "flash.bin"
@@ -68,10 +69,29 @@ static void usage(FILE *out, const char *prog)
 		"                      (default %s)\n"
 		"  --confirm-timeout-ms=MS  tests: the tool confirmation deadline (default\n"
 		"                      the spec's 30 s)\n"
+		"  --request-deadline-ms=MS  tests: the provider request deadline (default\n"
+		"                      the spec's 90 s)\n"
 		"  --version           print the version and exit\n"
 		"  --help              this text\n",
 		prog, FLASH_DEFAULT_PATH, POSIX_FLASH_BLOCK_BYTES, POSIX_FLASH_DEFAULT_BYTES,
 		CA_FILES_MAX, AGENT_SIM_BOARD_DEFAULT);
+}
+
+/* A test option's milliseconds, 1 to 600000; an error names @p option. */
+static int parse_ms(const char *value, const char *option, uint32_t *ms)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(value, &end, 10);
+	if (errno != 0 || *end != '\0' || value[0] == '\0' || value[0] == '-' || v < 1 ||
+	    v > 600000ul) {
+		fprintf(stderr, "error: %s must be 1 to 600000\n", option);
+		return -EINVAL;
+	}
+	*ms = (uint32_t)v;
+	return 0;
 }
 
 /* Accepts "--name=value" and "--name value". Returns the value or NULL. */
@@ -131,17 +151,19 @@ static int parse_options(int argc, char **argv, struct options *opt)
 			}
 			opt->ca_files[opt->ca_count++] = value;
 		} else if ((value = option_value(argc, argv, &i, "--confirm-timeout-ms")) != NULL) {
-			char *end;
-			unsigned long ms;
+			uint32_t ms;
 
-			errno = 0;
-			ms = strtoul(value, &end, 10);
-			if (errno != 0 || *end != '\0' || value[0] == '\0' || ms < 1 ||
-			    ms > 600000ul) {
-				fprintf(stderr, "error: --confirm-timeout-ms must be 1 to 600000\n");
+			if (parse_ms(value, "--confirm-timeout-ms", &ms) != 0) {
 				return -EINVAL;
 			}
-			agent_ask_set_confirm_timeout_ms((uint32_t)ms);
+			agent_ask_set_confirm_timeout_ms(ms);
+		} else if ((value = option_value(argc, argv, &i, "--request-deadline-ms")) != NULL) {
+			uint32_t ms;
+
+			if (parse_ms(value, "--request-deadline-ms", &ms) != 0) {
+				return -EINVAL;
+			}
+			provider_set_request_deadline_ms(ms);
 		} else if ((value = option_value(argc, argv, &i, "--sd")) != NULL) {
 			if (value[0] == '\0') {
 				fprintf(stderr, "error: --sd needs a folder name\n");

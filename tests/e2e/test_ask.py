@@ -307,6 +307,34 @@ def test_per_io_timeout(sims) -> None:
         assert all_free(pools(dut))
 
 
+@pytest.mark.sim_only("shortens the request deadline with the simulator's "
+                      "--request-deadline-ms; the firmware's is CONFIG_AGENT_REQUEST_DEADLINE_S")
+def test_request_deadline(sims) -> None:
+    """The spec's request deadline (90 s, shortened to 2 s here) ends a stream that keeps
+    sending, slower than the deadline but never idle for the per-I/O timeout; a stream that
+    ends within it is read whole."""
+    dut = sims.start(["--request-deadline-ms=2000"])
+    quick = text_reply("chat", "On time.").with_faults(
+        Faults(keepalive_before=10, drip=True, drip_delay=0.001))
+    with TestServer(Script.repeat(quick)) as srv:
+        configure(dut, srv.url("/v1/chat/completions"))
+        t0 = time.monotonic()
+        lines = ask(dut, "hello")
+        assert answer_text(lines) == "On time.", lines
+        assert time.monotonic() - t0 < 2.5
+    slow = text_reply("chat", "Too late.").with_faults(
+        Faults(keepalive_before=400, drip=True, drip_delay=0.002))
+    with TestServer(Script.repeat(slow)) as srv:
+        dut.exec_command(f"agent config endpoint {srv.url('/v1/chat/completions')}")
+        t0 = time.monotonic()
+        lines = ask(dut, "hello", timeout=20)
+        elapsed = time.monotonic() - t0
+        assert "agent: the request took longer than 2 s" in lines
+        assert "Too late." not in answer_text(lines)
+        assert 1.9 < elapsed < 4.5
+        assert all_free(pools(dut))
+
+
 def test_empty_stateless_turn_is_retried_once(sims) -> None:
     empty = Reply.sse([
         (b'data: {"id":"c1","choices":[{"index":0,"delta":{"role":"assistant"},'
@@ -506,3 +534,16 @@ def test_a_16_kib_answer_arrives_byte_exact(sims, api: str) -> None:
         lines = ask(dut, "the long answer", timeout=120.0)
     assert not [x for x in lines if x.startswith("agent: ")], lines[-3:]
     assert answer_text(lines) == text
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_one_byte_over_16_kib_is_cut_with_a_message(sims, api: str) -> None:
+    """16 KiB + 1 byte of model output: the first 16384 bytes show exactly, then the limit's
+    message; the byte over the bound never reaches the console."""
+    text = sixteen_kib_answer() + "Z"
+    with TestServer(Script.repeat(text_reply(api, text, pieces=512))) as srv:
+        dut = sims.start()
+        configure(dut, srv.url(API_PATH[api]))
+        lines = ask(dut, "the long answer", timeout=120.0)
+    assert "agent: model output reached the limit of this turn; the rest was not read" in lines
+    assert answer_text(lines) == text[:16384]

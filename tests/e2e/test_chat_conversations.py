@@ -14,7 +14,7 @@ import struct
 from pathlib import Path
 
 import pytest
-from agent_host.testing.sim_device import SimDevice
+from agent_host.testing.sim_device import PROMPT, SimDevice
 from agent_host.testserver import HOST, RecordedRequest, Script, TestServer
 from agent_host.testserver.dialogue import text_reply, tool_call_reply
 from agent_host.testserver.plans import Api
@@ -137,6 +137,32 @@ def test_list_empty_then_rows_and_the_stored_file(sims, api: Api) -> None:
         (REC_USER, b"and again"), (REC_ASSISTANT, b"Second answer."), *ids[1],
         (REC_USAGE, usage[1]),
     ]
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_agent_ask_is_not_persisted(sims, api: Api) -> None:
+    """The spec: the one-request frontend "is not persisted". After `agent ask`, with a tool
+    call and an answer, `agent list` stays empty, also after a restart; the chat's first turn
+    right after it is stored (so the list does show what is saved)."""
+    script = Script([
+        tool_call_reply(api, "system_status", {}, response_id="resp_1"),
+        text_reply(api, "Asked and answered.", response_id="resp_2"),
+        text_reply(api, FIRST, response_id="resp_3"),
+    ])
+    with TestServer(script) as srv:
+        dut = sims.start()
+        configure(dut, srv.url(API_PATH[api]))
+        mark = len(dut.transcript)
+        dut.write(b"agent ask what is up\r")
+        dut.read_until(b"Asked and answered.", 15, start=mark)
+        dut.write(b"\x1b")
+        dut.read_until(b"\r\n" + PROMPT, 5, start=mark)
+        assert dut.exec_command("agent list") == heading()
+        dut = sims.restart(dut)
+        assert dut.exec_command("agent list") == heading()
+        converse(ChatTerm(dut, 80, 24), ["hello agent"])
+        srv.check()
+    assert [r[1:] for r in listed(dut)] == [(1, "hello agent")]
 
 
 # -- resume ---------------------------------------------------------------------------------

@@ -22,6 +22,15 @@ static uint8_t body_buf[BODY_BYTES] AGENT_PSRAM_ATTR;
 static struct agent_pool *stream_pool;
 static struct agent_pool *body_pool;
 static struct provider_turn turn;
+/* The whole provider request, streaming included (a test hook may shorten it). */
+static uint32_t request_deadline_ms = CONFIG_AGENT_REQUEST_DEADLINE_S * 1000u;
+
+#if defined(CONFIG_AGENT_TOOL_TEST_HOOKS)
+void provider_set_request_deadline_ms(uint32_t ms)
+{
+	request_deadline_ms = ms;
+}
+#endif
 
 /* ---- captures ------------------------------------------------------------------------------ */
 
@@ -462,8 +471,13 @@ static void network_error(struct provider_turn *t, int err, const struct http_ur
 		break;
 	case -ETIME:
 		kind = PROVIDER_ERR_TIMEOUT;
-		snprintf(line, len, "the request took longer than %d s",
-			 CONFIG_AGENT_REQUEST_DEADLINE_S);
+		if (request_deadline_ms % 1000u == 0) {
+			snprintf(line, len, "the request took longer than %u s",
+				 (unsigned int)(request_deadline_ms / 1000u));
+		} else {
+			snprintf(line, len, "the request took longer than %u ms",
+				 (unsigned int)request_deadline_ms);
+		}
 		break;
 	case -ECANCELED:
 		kind = PROVIDER_ERR_CANCELLED;
@@ -579,7 +593,7 @@ static int run_turn(const struct provider_request *req, const struct http_url *u
 		.body = body,
 		.body_len = body_len,
 		.io_timeout_ms = CONFIG_AGENT_IO_TIMEOUT_S * 1000u,
-		.deadline_ms = CONFIG_AGENT_REQUEST_DEADLINE_S * 1000u,
+		.deadline_ms = request_deadline_ms,
 		.cancel = req->cancel,
 	};
 	int ret;

@@ -132,4 +132,9 @@ int provider_init(void);
 /** Peak bytes of the stream path's pools since boot (for agent status and benchmarks). */
 size_t provider_stream_peak_bytes(void);
 
+#if defined(CONFIG_AGENT_TOOL_TEST_HOOKS)
+/** Test hook: the request deadline (CONFIG_AGENT_REQUEST_DEADLINE_S seconds otherwise). */
+void provider_set_request_deadline_ms(uint32_t ms);
+#endif
+
 #endif /* AGENT_PROVIDER_H */

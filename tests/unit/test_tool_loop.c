@@ -438,7 +438,7 @@ static const char *padded_call(char *buf, size_t cap, const char *id, size_t pad
  * @prior bytes of earlier conversation (0: none, as `agent ask`; the chat sends its
  * conversation so).
  */
-static void three_exchanges(size_t prior, size_t p1, size_t p2, size_t p3)
+static void three_exchanges_fit(size_t prior, size_t p1, size_t p2, size_t p3)
 {
 	static char calls[3][9000];
 	static const char *answers[4];
@@ -454,11 +454,17 @@ static void three_exchanges(size_t prior, size_t p1, size_t p2, size_t p3)
 	prior_size = 0;
 	assert_string_equal(last_error, "");
 	assert_string_equal(answer, "done");
-	/* The last turn carries the newest exchange whole, and never the oldest. */
+	/* The last turn carries the newest exchange whole. */
 	assert_non_null(strstr(srv.bodies[3], "\"tool_call_id\":\"c3\""));
-	assert_null(strstr(srv.bodies[3], "\"tool_call_id\":\"c1\""));
 	assert_int_equal(runs, 0);     /* tool_search is the registry's own, not the runner */
 	assert_int_equal(confirms, 0); /* a read tool: nobody is asked */
+}
+
+/* The same, where the third exchange needs the oldest dropped. */
+static void three_exchanges(size_t prior, size_t p1, size_t p2, size_t p3)
+{
+	three_exchanges_fit(prior, p1, p2, p3);
+	assert_null(strstr(srv.bodies[3], "\"tool_call_id\":\"c1\""));
 }
 
 /*
@@ -510,6 +516,25 @@ static void test_history_after_a_conversation_drops_every_older_exchange(void **
 	assert_non_null(strstr(srv.bodies[3], "pppp"));
 }
 
+/*
+ * Exchanges of every size class up to the bound, in every order, without and with a chat
+ * conversation before them: each request succeeds and ends with the newest exchange whole.
+ */
+static void test_history_exchange_sizes_sweep(void **state)
+{
+	static const size_t pads[] = {0, 1, 1024, 2047, 3000, 3800, 4078};
+	static const size_t priors[] = {0, 14000};
+	enum { PADS = sizeof(pads) / sizeof(pads[0]) };
+
+	(void)state;
+	for (size_t q = 0; q < sizeof(priors) / sizeof(priors[0]); q++) {
+		for (size_t i = 0; i < PADS * PADS * PADS; i++) {
+			three_exchanges_fit(priors[q], pads[i / (PADS * PADS)], pads[i / PADS % PADS],
+					    pads[i % PADS]);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -520,6 +545,7 @@ int main(void)
 		cmocka_unit_test(test_budget_reserves_a_final_turn_without_tools),
 		cmocka_unit_test(test_history_drops_every_older_exchange_when_needed),
 		cmocka_unit_test(test_history_after_a_conversation_drops_every_older_exchange),
+		cmocka_unit_test(test_history_exchange_sizes_sweep),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

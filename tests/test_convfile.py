@@ -6,7 +6,10 @@ import struct
 
 import pytest
 from agent_host import convfile
+from agent_host.safe_text import terminal_safe
 from conv_bytes import EXAMPLE, build
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 def test_the_documented_example_parses() -> None:
@@ -81,3 +84,136 @@ def test_response_ids_are_left_out_of_the_transcript() -> None:
     conv = convfile.parse(EXAMPLE, slot=1)
     assert "resp_1" not in convfile.transcript(conv)
     assert "created:  unknown" in convfile.transcript(conv)
+
+
+# -- the transcript on a terminal (docs/host-cli.md, "Text from the model") --------------------
+
+#: Every kind of sequence a terminal acts on, each with "PWN" in its payload where it has one.
+HOSTILE = {
+    "osc52-clipboard-bel": "\x1b]52;c;UFdOIGNsaXBib2FyZA==PWN\x07",
+    "osc52-clipboard-st": "\x1b]52;c;PWN\x1b\\",
+    "osc0-title": "\x1b]0;PWN title\x07",
+    "osc2-title-st": "\x1b]2;PWN title\x1b\\",
+    "osc8-hyperlink": "\x1b]8;;http://PWN.example/\x1b\\",
+    "osc-c1": "\x9d0;PWN title\x9c",
+    "osc-cancelled-by-can": "\x1b]0;PWN\x18",
+    "osc-cancelled-by-sub": "\x1b]0;PWN\x1a",
+    "csi-clear-screen": "\x1b[2J",
+    "csi-home": "\x1b[H",
+    "csi-colour": "\x1b[31;1m",
+    "csi-private-alt-screen": "\x1b[?1049h",
+    "csi-status-report": "\x1b[6n",
+    "csi-report-title": "\x1b[21t",
+    "csi-device-attributes": "\x1b[>c",
+    "csi-with-intermediate": "\x1b[1 q",
+    "csi-c1": "\x9b2J",
+    "dcs-decrqss": "\x1bP$qmPWN\x1b\\",
+    "dcs-xtgettcap": "\x1bP+q544ePWN\x1b\\",
+    "dcs-c1": "\x90$qPWN\x9c",
+    "apc": "\x1b_Gf=100;PWN\x1b\\",
+    "apc-c1": "\x9fPWN\x9c",
+    "pm": "\x1b^PWN\x1b\\",
+    "sos": "\x1bXPWN\x1b\\",
+    "esc-reset": "\x1bc",
+    "esc-save-cursor": "\x1b7",
+    "esc-charset": "\x1b(0",
+    "esc-align-test": "\x1b#8",
+    "esc-keypad": "\x1b=",
+    "c0-cr": "\r",
+    "c0-backspace": "\b",
+    "c0-bell": "\x07",
+    "c0-form-feed": "\x0c",
+    "c0-vertical-tab": "\x0b",
+    "c0-nul": "\x00",
+    "del": "\x7f",
+    "c1-nel": "\x85",
+    "c1-ind": "\x84",
+    "c1-ri": "\x8d",
+    "c1-st-alone": "\x9c",
+}
+
+
+def hostile_conversation(seq: str) -> bytes:
+    return build(1, 2, f"openai{seq}", f"gpt{seq}", f"title{seq}end", [
+        (f"ask{seq}me", [f"storage_read{seq}: done"], f"before{seq}after"),
+    ])
+
+
+def check_terminal_safe(text: str) -> None:
+    for c in text:
+        code = ord(c)
+        assert c in "\n\t" or not (code < 0x20 or 0x7F <= code <= 0x9F), (c, text)
+        assert not (0x202A <= code <= 0x202E or 0x2066 <= code <= 0x2069), (c, text)
+
+
+@pytest.mark.parametrize("seq", HOSTILE.values(), ids=HOSTILE.keys())
+def test_transcript_drops_every_sequence_whole(seq: str) -> None:
+    text = convfile.transcript(convfile.parse(hostile_conversation(seq), slot=1))
+    check_terminal_safe(text)
+    assert "PWN" not in text
+    for line in ["title:    titleend", "provider: openai", "model:    gpt", "user: askme",
+                 "tool: storage_read: done", "assistant: beforeafter"]:
+        assert line in text.splitlines(), text
+
+
+def test_an_unterminated_string_sequence_is_dropped_to_the_end_of_its_text() -> None:
+    assert terminal_safe("keep\x1b]0;PWN title") == "keep"
+    assert terminal_safe("keep\x1bP$qPWN") == "keep"
+    assert terminal_safe("keep\x9dPWN\nmore") == "keep"
+    # Each record is a text of its own: the next one is shown.
+    data = build(1, 2, "openai", "gpt", "t", [("q", [], "answer\x1b]52;c;PWN")])
+    text = convfile.transcript(convfile.parse(data, slot=1))
+    assert text.endswith("user: q\nassistant: answer\n") and "PWN" not in text
+
+
+def test_a_sequence_cut_by_another_character_leaves_that_character() -> None:
+    # A CSI that meets a character outside its grammar ends there (a terminal aborts it).
+    assert terminal_safe("a\x1b[12\nb") == "a\nb"
+    assert terminal_safe("a\x1b[2\u00e9b") == "a\u00e9b"
+    # An ESC inside a string sequence ends it and starts another one, dropped too.
+    assert terminal_safe("a\x1b]0;PWN\x1b[2Jb") == "ab"
+    # ESC at the very end, ESC before a non-ASCII character.
+    assert terminal_safe("a\x1b") == "a"
+    assert terminal_safe("a\x1b\u00e9") == "a\u00e9"
+
+
+def test_ordinary_text_survives() -> None:
+    text = "caf\u00e9 \u2615 \U0001F469\u200d\U0001F4BB \u65e5\u672c\u8a9e \u05e2\u05d1\u05e8\u05d9\u05ea\tcol\nline \\ [x] ~ ]"
+    assert terminal_safe(text) == text
+    data = build(1, 2, "openai", "gpt", "caf\u00e9 \U0001F600", [("caf\u00e9?", [], text)])
+    out = convfile.transcript(convfile.parse(data, slot=1))
+    assert "title:    caf\u00e9 \U0001F600\n" in out
+    assert "assistant: " + text.replace("\n", "\n  ") + "\n" in out
+
+
+def test_bidi_controls() -> None:
+    # Embeddings, overrides and isolates are shown; the marks of right-to-left text are kept.
+    assert terminal_safe("a\u202etxt.exe\u202c b\u2066c\u2069") == (
+        "a<U+202E>txt.exe<U+202C> b<U+2066>c<U+2069>")
+    for code in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]:
+        assert terminal_safe(chr(code)) == f"<U+{code:04X}>"
+    assert terminal_safe("\u05d0\u200e1\u200f\u061c") == "\u05d0\u200e1\u200f\u061c"
+
+
+ESCAPE_PIECES = st.sampled_from(["\x1b", "[", "]", "P", "X", "^", "_", "\\", "\x07", "\x18",
+                                 "\x9b", "\x9c", "\x9d", "\x90", "0;", "52;c;", "2J", "?1049h",
+                                 "m", "x", "\u00e9", "\n", "\t", "\u202e", "\r"])
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.one_of(st.text(max_size=8), ESCAPE_PIECES), max_size=40).map("".join))
+def test_no_escape_or_c1_control_ever_gets_through(text: str) -> None:
+    out = terminal_safe(text)
+    assert "\x1b" not in out
+    check_terminal_safe(out)
+    # Filtering again changes nothing: what is left holds no sequence.
+    assert terminal_safe(out) == out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc"),
+                                      blacklist_characters="\u202a\u202b\u202c\u202d\u202e"
+                                                           "\u2066\u2067\u2068\u2069")
+               | st.sampled_from("\n\t")))
+def test_text_without_controls_is_unchanged(text: str) -> None:
+    assert terminal_safe(text) == text

@@ -290,6 +290,21 @@ def test_export_text(peer: Peer, run: Run, tmp_path: Path,
     assert list(tmp_path.iterdir()) == [Path(peer.port)]  # no file without -o
 
 
+def test_export_text_keeps_the_model_off_the_terminal(peer: Peer, run: Run) -> None:
+    """OSC 52 (clipboard), a window title, clear screen and a DCS query in what the model
+    wrote reach the terminal as nothing; the text around them and UTF-8 stay."""
+    answer = ("caf\u00e9 \U0001F600\x1b]52;c;UFdO\x07 \x1b]0;PWN\x1b\\\x1b[2J\x1b[H"
+              "\x1bP$qPWN\x1b\\\x9b31m\x9dPWN\x9c\u202eend")
+    data = build(1, 2, "openai", "gpt-test", "t\x1b]2;PWN\x07itle", [("hi", [], answer)])
+    peer.answers[(4, False)] = Peer.export_pages(data, 50)
+    code, out, err = run("export", "1", "--text")
+    assert (code, err) == (0, "")
+    assert "title:    title\n" in out
+    assert out.endswith("assistant: caf\u00e9 \U0001F600 <U+202E>end\n")
+    assert "\x1b" not in out and "PWN" not in out
+    assert not any(0x80 <= ord(c) <= 0x9F for c in out)
+
+
 def test_export_to_stdout(peer: Peer, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
     assert cli.main(["export", "1", "-o", "-", "--port", peer.port]) == 0
     assert capsysbinary.readouterr().out == EXAMPLE

@@ -2,7 +2,7 @@
 
 `parse()` checks a whole file as the device's store does (header, every record's CRC-32,
 the counts, the trailer and the file's CRC-32) and returns its fields and records;
-`transcript()` renders a checked file as text.
+`transcript()` renders a checked file as text, safe to print on a terminal.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ import struct
 import zlib
 from dataclasses import dataclass
 from datetime import datetime, timezone
+
+from .safe_text import terminal_safe
 
 HEADER_MAGIC = b"AGCV"
 TRAILER_MAGIC = b"AGCE"
@@ -154,11 +156,12 @@ def _indent(text: str) -> str:
 
 def transcript(conv: ConvFile) -> str:
     """The conversation as text: a short header, then each turn's user message, tool lines,
-    answer and token usage. Response ids and records of unknown types are left out."""
+    answer and token usage. Response ids and records of unknown types are left out. Every text
+    from the file goes through terminal_safe(): nothing in it can steer a terminal."""
     lines = [
-        f"title:    {conv.title}",
-        f"provider: {conv.provider}",
-        f"model:    {conv.model}",
+        f"title:    {terminal_safe(conv.title)}",
+        f"provider: {terminal_safe(conv.provider)}",
+        f"model:    {terminal_safe(conv.model)}",
         f"protocol: {PROTOCOLS.get(conv.protocol, str(conv.protocol))}",
         f"turns:    {conv.turns}",
         f"created:  {_when(conv.created)}",
@@ -166,7 +169,7 @@ def transcript(conv: ConvFile) -> str:
     ]
     turn = 0
     for record in conv.records[3:]:
-        text = record.payload.decode("utf-8", errors="replace")
+        text = terminal_safe(record.payload.decode("utf-8", errors="replace"))
         if record.type == REC_USER:
             turn += 1
             lines += ["", f"--- turn {turn} ---", f"user: {_indent(text)}"]

@@ -46,6 +46,23 @@ extern "C" {
 #define AGENT_PSRAM_ATTR __attribute__((aligned(8)))
 #endif
 
+/* ---- Secrets ------------------------------------------------------------------------------ */
+
+/**
+ * Overwrite @p len bytes at @p buf with zeros in a way the compiler cannot leave out (the
+ * writes go through a volatile pointer, so they happen even to a buffer about to die). For
+ * every buffer that held the API key (docs/configuration.md, "What happens to the key in
+ * RAM").
+ */
+static inline void agent_wipe(void *buf, size_t len)
+{
+	volatile unsigned char *p = (volatile unsigned char *)buf;
+
+	while (len-- > 0u) {
+		*p++ = 0;
+	}
+}
+
 /* ---- Time and sleep ----------------------------------------------------------------------- */
 
 /** Milliseconds since boot, monotonic. */

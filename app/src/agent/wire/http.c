@@ -1,7 +1,8 @@
 /*
  * HTTP/1.1 client: one POST per connection over the port's network stream (see http.h).
  * The request head is written (http_wire.c) into a stack buffer of HTTP_REQUEST_HEAD_MAX bytes
- * before any connection is made; the response goes through the parser in recv-sized pieces.
+ * before any connection is made, and wiped once sent (it carries the key); the response goes
+ * through the parser in recv-sized pieces.
  */
 #include "http.h"
 
@@ -159,14 +160,14 @@ static int send_all(struct http_call *call, const char *data, size_t len)
 	return 0;
 }
 
-static int request_send(struct http_call *call, const struct http_request *req)
+/* The head carries the key (Authorization): it is wiped whatever happens. */
+static int head_send(struct http_call *call, const struct http_request *req, char *head)
 {
-	char head[HTTP_REQUEST_HEAD_MAX];
 	size_t head_len;
 	uint32_t timeout_ms;
 	int ret;
 
-	ret = http_head_write(req, head, sizeof(head), &head_len);
+	ret = http_head_write(req, head, HTTP_REQUEST_HEAD_MAX, &head_len);
 	if (ret != 0) {
 		return ret;
 	}
@@ -180,7 +181,15 @@ static int request_send(struct http_call *call, const struct http_request *req)
 		call->net = NULL;
 		return ret;
 	}
-	ret = send_all(call, head, head_len);
+	return send_all(call, head, head_len);
+}
+
+static int request_send(struct http_call *call, const struct http_request *req)
+{
+	char head[HTTP_REQUEST_HEAD_MAX];
+	int ret = head_send(call, req, head);
+
+	agent_wipe(head, sizeof(head));
 	if (ret != 0) {
 		return ret;
 	}

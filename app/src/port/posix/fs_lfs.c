@@ -409,6 +409,39 @@ static void fs_fault_arm(long first, long last, int err)
 	fs_fault_calls = 0;
 	fs_fault_first = first;
 	fs_fault_last = last;
+/* Not a fault-injection point: it touches no file, so the tests' call counts stay as they were. */
+bool agent_fs_mounted(const char *mount_point)
+{
+	if (mount_point == NULL) {
+		return false;
+	}
+	if (strcmp(mount_point, POSIX_SD_MOUNT_POINT) == 0) {
+		return posix_sd_owns_path(mount_point);
+	}
+	return strcmp(mount_point, "/lfs") == 0 && posix_fs_is_mounted();
+}
+
+void posix_fs_forget_cached(void)
+{
+	pthread_mutex_lock(&fs_lock);
+	if (fs_mounted) {
+		/* Dropped the way littlefs drops its own caches: LFS_BLOCK_NULL, in lfs.c. */
+		fs_lfs.rcache.block = (lfs_block_t)-1;
+		agent_wipe(fs_read_cache, sizeof(fs_read_cache));
+		if (fs_lfs.pcache.block == (lfs_block_t)-1) {
+			/* Nothing waits to be programmed; littlefs expects an idle cache erased. */
+			agent_wipe(fs_prog_cache, sizeof(fs_prog_cache));
+			memset(fs_prog_cache, 0xff, sizeof(fs_prog_cache));
+		}
+	}
+	for (size_t i = 0; i < FS_FILE_SLOTS; i++) {
+		if (!fs_files[i].used) {
+			agent_wipe(fs_files[i].cache, sizeof(fs_files[i].cache));
+		}
+	}
+	pthread_mutex_unlock(&fs_lock);
+}
+
 	fs_fault_err = err;
 	pthread_mutex_unlock(&fs_lock);
 }

@@ -22,4 +22,11 @@ int posix_fs_open_reserved(struct agent_file **out, const char *path, unsigned i
 /** Whether "/lfs" is mounted now. */
 bool posix_fs_is_mounted(void);
 
+/**
+ * Wipe what littlefs keeps of file contents once a call is over: its read cache (dropped),
+ * its program cache when nothing waits in it, and the caches of the file slots not in use.
+ * The settings store calls it after every change, so a deleted key leaves no copy in RAM.
+ */
+void posix_fs_forget_cached(void);
+
 #endif /* POSIX_FS_INTERNAL_H */

@@ -9,6 +9,10 @@
  * leaves the old file or the new one, never a mix. A leftover temporary file is never read
  * and is overwritten by the next change.
  *
+ * Values pass through buffers on the caller's stack and through littlefs's caches; every one
+ * is wiped before the call returns (agent_wipe(), posix_fs_forget_cached()), so a key that
+ * was deleted leaves no copy in RAM (docs/configuration.md, "What happens to the key in RAM").
+ *
  * Errors: -EINVAL for a bad key (empty, longer than AGENT_SETTINGS_KEY_MAX, or holding a
  * byte outside printable ASCII, a space or '='), -E2BIG for a value longer than
  * AGENT_SETTINGS_VALUE_MAX, -ENODEV while "/lfs" is not mounted, -EBUSY for a change
@@ -216,6 +220,7 @@ static int settings_lookup(const char *key, void *buf, size_t len)
 	}
 	agent_fs_close(file);
 	return ret < 0 ? ret : found;
+	agent_wipe(&rec, sizeof(rec)); /* it may hold the key, see the file comment */
 }
 
 static int settings_write_record(struct agent_file *file, const char *key, size_t key_len,
@@ -243,6 +248,7 @@ static int settings_write_record(struct agent_file *file, const char *key, size_
 
 	ret = agent_fs_write(file, buf, n);
 	if (ret < 0) {
+	agent_wipe(buf, n);
 		return ret;
 	}
 	return ret == (int)n ? 0 : -EIO;
@@ -260,10 +266,11 @@ static int settings_copy_others(struct agent_file *src, struct agent_file *dst, 
 		}
 		ret = settings_write_record(dst, rec.key, rec.key_len, rec.value, rec.value_len);
 		if (ret != 0) {
-			return ret;
+			break;
 		}
 	}
 	return ret;
+	agent_wipe(&rec, sizeof(rec));
 }
 
 /* Writes the file anew with @p key changed (or removed when @p value_len is 0). */
@@ -357,6 +364,8 @@ static int settings_change(const char *key, const void *value, size_t len)
 	ret = settings_rewrite(key, (size_t)key_len, value, len);
 out:
 	settings_leave();
+	agent_wipe(current, sizeof(current));
+	posix_fs_forget_cached();
 	return ret;
 }
 
@@ -428,6 +437,7 @@ int agent_settings_foreach(const char *subtree, agent_settings_visit_fn fn, void
 	settings_walk_depth--;
 	agent_fs_close(file);
 	settings_leave();
+	agent_wipe(&rec, sizeof(rec));
 	return ret;
 }
 

@@ -1,0 +1,91 @@
+"""After `agent config key clear` (or `agent forget`) no copy of the key stays in the device's
+RAM: the writable memory of the simulator's (or native_sim's) process is searched for it.
+
+The key passes through the hidden prompt, the settings store (its file buffers and littlefs's
+caches), the request worker (its copy for the request, the HTTP head with the Authorization
+line) and the network stream; docs/configuration.md, "What happens to the key in RAM", lists
+them. Reading another process's memory needs root or ptrace rights over it, as the tests have.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from agent_host.testing.sim_device import PROMPT, SimDevice
+from agent_host.testserver import Script, TestServer, text_reply
+
+from test_ask import ask
+
+# Random-looking, so that no 8-byte piece of it turns up in memory by chance.
+KEY = b"sk-WIPE-3fa91c0de7b24a6f9d18e5c07ab3346e21f0c9d8b7e6a5f4"
+# A value that stays in RAM (the live configuration): proves that the search sees it.
+MODEL = "m-PROBE-8d2c41f07e9b3a65"
+KEY_PROMPT = b"API key (hidden; Enter saves, Esc cancels): "
+PIECE = 8  # a copy of 15 bytes or more of the key holds one whole aligned piece
+
+
+def pieces(secret: bytes) -> list[bytes]:
+    return [secret[i:i + PIECE] for i in range(0, len(secret) - PIECE + 1, PIECE)]
+
+
+CHUNK = 16 << 20
+# Larger mappings are the sanitizers' shadow (metadata, terabytes reserved): no data there.
+SHADOW_BYTES = 64 << 30
+
+
+def writable_memory_hits(pid: int, needles: list[bytes]) -> list[str]:
+    """Where any of @needles occurs in the readable and writable mappings of process @pid."""
+    pattern = re.compile(b"|".join(re.escape(n) for n in needles))
+    overlap = max(len(n) for n in needles) - 1
+    hits: list[str] = []
+    with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
+        for line in maps:
+            fields = line.split()
+            lo, hi = (int(x, 16) for x in fields[0].split("-"))
+            if not fields[1].startswith("rw") or hi - lo > SHADOW_BYTES:
+                continue
+            name = fields[5] if len(fields) > 5 else "anonymous"
+            tail = b""
+            for at in range(lo, hi, CHUNK):
+                try:
+                    mem.seek(at)
+                    data = tail + mem.read(min(CHUNK, hi - at))
+                except OSError:
+                    break  # not backed (guard pages)
+                for match in pattern.finditer(data):
+                    where = at - len(tail) + match.start()
+                    hits.append(f"{where:#x} in {name}: {match.group()!r}")
+                tail = data[-overlap:]
+    return hits
+
+
+def enter_key(dut: SimDevice, key: bytes) -> None:
+    """The hidden prompt, the key pasted in one write (so it passes the console's input
+    buffer whole)."""
+    mark = len(dut.transcript)
+    dut.write(b"agent config key\r")
+    dut.read_until(KEY_PROMPT, start=mark)
+    dut.write(key + b"\r")
+    dut.read_until(b"key set\r\n" + PROMPT, start=mark)
+
+
+@pytest.mark.needs_raw_console("types the key at the hidden prompt, which does not end its line")
+@pytest.mark.parametrize("erase, done", [("agent config key clear", "key cleared"),
+                                         ("agent forget", "agent configuration erased")])
+def test_erased_key_leaves_no_copy_in_memory(sims, erase: str, done: str) -> None:
+    with TestServer(Script.repeat(text_reply("chat", "hello there"))) as srv:
+        dut = sims.start()
+        assert dut.proc is not None
+        url = srv.url("/v1/chat/completions")
+        assert dut.exec_command(f"agent config endpoint {url}")[0].startswith("endpoint set")
+        assert dut.exec_command(f"agent config model {MODEL}") == [f"model set to {MODEL}"]
+        enter_key(dut, KEY)
+        assert "hello there" in ask(dut, "hi")
+        assert srv.wait_for_requests(1)[0].authorization == "Bearer " + KEY.decode()
+        pid = dut.proc.pid
+        assert writable_memory_hits(pid, [MODEL.encode()]), "the search finds nothing at all"
+
+        assert dut.exec_command(erase) == [done]
+        assert dut.exec_command("agent status")[4] == "key:       not set"
+        assert writable_memory_hits(pid, pieces(KEY)) == []

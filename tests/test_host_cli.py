@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import cbor2
 import pytest
 from agent_host import cli
 from agent_host.mgmt import device as device_mod
@@ -531,6 +532,58 @@ def test_export_pages_that_go_wrong(peer: Peer, run: Run) -> None:
     assert run("export", "1")[::2] == (
         3, ("agent-host: export 1: the device answered slot 2 offset 0 to a request for slot 1 "
            "offset 0\n"))
+
+
+def list_body(entries: list[Any], bad_title: bytes | None = None,
+              dir_text: str = "/lfs/.agent/conversations") -> bytes:
+    """A conversation list answer, by hand: with @bad_title, the text string "@@" of an
+    entry's title is replaced by those bytes (CBOR text that is not UTF-8)."""
+    body = cbor2.dumps({"dir": dir_text, "slots": 3, "off": 0, "next": 3, "list": entries})
+    if bad_title is None:
+        return body
+    assert body.count(b"\x62@@") == 1
+    return body.replace(b"\x62@@", bytes([0x60 + len(bad_title)]) + bad_title)
+
+
+def test_list_shows_a_title_that_is_not_utf8_with_u_fffd(peer: Peer, run: Run) -> None:
+    # What a device without the repair sends for "café" typed on a Latin-1 terminal.
+    entries = [dict(LIST[0]), dict(LIST[0], slot=2, title="@@")]
+    peer.answers[(3, False)] = list_body(entries, b"caf\xe9")
+    code, out, err = run("list")
+    assert code == 0, err
+    assert out.splitlines() == [
+        "/lfs/.agent/conversations: 2 of 3 slots used",
+        "SLOT  TURNS  BYTES  MODEL     TITLE  STATE",
+        "1     1      140    gpt-test  Hi     ok",
+        "2     1      140    gpt-test  caf\ufffd   ok"]
+    assert err == ("list: warning: slot 2: title not valid UTF-8; shown with U+FFFD\n")
+
+
+def test_list_keeps_the_others_around_an_unreadable_entry(peer: Peer, run: Run) -> None:
+    entries = [dict(LIST[0]), dict(LIST[0], slot=2, turns="many"), 7,
+               dict(LIST[1], extra=True)]
+    peer.answers[(3, False)] = list_body(entries)
+    code, out, err = run("list")
+    assert code == 0, err
+    assert out.splitlines() == [
+        "/lfs/.agent/conversations: 3 of 3 slots used",
+        "SLOT  TURNS  BYTES  MODEL     TITLE  STATE",
+        "1     1      140    gpt-test  Hi     ok",
+        "2                                    unreadable",
+        "3                                    unreadable"]
+    assert err.splitlines() == [
+        "list: warning: slot 2: unreadable entry (turns: Input should be a valid integer)",
+        ("list: warning: an entry without a slot: unreadable entry (not a map of the "
+         "contract's fields)"),
+        "list: warning: slot 3: unreadable entry (extra: Extra inputs are not permitted)"]
+
+
+def test_list_outside_the_entries_stays_strict(peer: Peer, run: Run) -> None:
+    peer.answers[(3, False)] = list_body([dict(LIST[0])], b"caf\xe9", dir_text="@@")
+    code, _, err = run("list")
+    assert code == 3
+    assert one_line(err) == (f"agent-host: list: the answer from serial {peer.port} is not one "
+                             "the agent group defines (docs/mgmt-group.md)")
 
 
 def test_list_pages_that_go_wrong(peer: Peer, run: Run) -> None:

@@ -218,13 +218,22 @@ def cmd_forget(args: argparse.Namespace) -> int:
 # -- list, export, delete ----------------------------------------------------------------------
 async def _list(device: Device, args: argparse.Namespace, out: Output) -> int:
     convs = await device.conversations()
-    title = f"{convs.dir}: {len(convs.entries)} of {convs.slots} slots used"
-    if not convs.entries:
+    for slot, fields in convs.repaired:
+        out.note(f"list: warning: slot {slot}: {' and '.join(fields)} not valid UTF-8; "
+                 "shown with U+FFFD")
+    for bad in convs.unreadable:
+        where = f"slot {bad.slot}" if bad.slot is not None else "an entry without a slot"
+        out.note(f"list: warning: {where}: unreadable entry ({bad.problem})")
+    rows = [(c.slot, [str(c.slot), str(c.turns), str(c.bytes), c.model, c.title,
+                      "damaged" if c.damaged else "ok"]) for c in convs.entries]
+    rows += [(b.slot, [str(b.slot), "", "", "", "", "unreadable"])
+             for b in convs.unreadable if b.slot is not None]
+    title = f"{convs.dir}: {len(rows)} of {convs.slots} slots used"
+    if not rows:
         out.line(title)
         return 0
     out.table(["SLOT", "TURNS", "BYTES", "MODEL", "TITLE", "STATE"],
-              [[str(c.slot), str(c.turns), str(c.bytes), c.model, c.title,
-                "damaged" if c.damaged else "ok"] for c in convs.entries], title=title)
+              [row for _, row in sorted(rows, key=lambda r: r[0] or 0)], title=title)
     return 0
 
 

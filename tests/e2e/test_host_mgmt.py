@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractAsyncContextManager, contextmanager
 from pathlib import Path
 
+import cbor2
 import pytest
 from agent_host import cli, convfile, device_cli
 from agent_host.errors import DeviceTimeoutError, TransportError
@@ -30,6 +31,7 @@ from agent_host.testing.agent_tools import tool_table
 from agent_host.testing.sim_device import PROMPT, SimDevice
 from agent_host.testserver import Script, TestServer
 from agent_host.testserver.dialogue import text_reply
+from chat_term import API_PATH, REC_TITLE, ChatTerm, configure, parse_conversation
 from conv_bytes import build
 from flash_image import read_file, write_files
 
@@ -251,6 +253,41 @@ def test_a_48k_conversation_on_the_sd_card(sims, tmp_path: Path) -> None:
     asyncio.run(export())
     assert len(pages) == math.ceil(len(BIG) / 1024)
     assert pages[-1] == (len(BIG), len(BIG))
+
+
+def test_list_with_a_title_typed_on_a_latin1_terminal(sims) -> None:
+    """"café" typed on a Latin-1 terminal as the chat's first prompt: the device stores the
+    title's bytes as they came (caf 0xE9) and answers them as UTF-8 with U+FFFD, so
+    `agent-host list` shows every conversation (issue 12, item 4)."""
+    script = Script([text_reply("responses", "Bonjour.", response_id="resp_1", usage=(5, 2)),
+                     text_reply("responses", "Hi.", response_id="resp_2", usage=(5, 2))])
+    with TestServer(script) as srv:
+        dut = sims.start()
+        configure(dut, srv.url(API_PATH["responses"]))
+        for prompt in (b"caf\xe9", b"plain title"):
+            term = ChatTerm(dut, 80, 24)
+            term.open("agent")
+            mark = len(dut.transcript)
+            dut.write(prompt + b"\r")
+            dut.read_until(b"working \x1b[0m", 30.0, start=mark)
+            term.wait(term.idle, "the end of the request", 30.0)
+            term.leave()
+        srv.check()
+    out = ok(host(dut, "list")).splitlines()
+    assert out[0] == "/lfs/.agent/conversations: 2 of 3 slots used"
+    assert [re.split(r"  +", line)[4] for line in out[2:]] == ["caf\ufffd", "plain title"]
+    frames: list[bytes] = []
+
+    async def raw() -> None:
+        async with session(dut) as device:
+            frames.append(await device.exchange(m.ConversationsRead(), "list"))
+
+    asyncio.run(raw())
+    body = cbor2.loads(frames[0][8:])  # strict: text strings must be UTF-8
+    assert [e["title"] for e in body["list"]] == ["caf\ufffd", "plain title"]
+    assert dut.stop() == 0
+    stored = parse_conversation(read_file(sims.flash, f"{CONV_DIR}/conv1.bin"))
+    assert stored.records[2] == (REC_TITLE, b"caf\xe9")
 
 
 def test_forget(dut: SimDevice) -> None:

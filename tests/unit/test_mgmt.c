@@ -26,6 +26,7 @@
 #include "agent_session.h"
 #include "conv_store.h"
 #include "mgmt_group.h"
+#include "mgmt_internal.h"
 #include "mgmt_serial.h"
 #include "mgmt_smp.h"
 #include "posix/posix_port.h"
@@ -834,6 +835,291 @@ static void test_tools_paging_in_a_small_buffer(void **state)
 	assert_true(pages > 1);
 }
 
+/* ---- text strings are UTF-8 ------------------------------------------------------------------ */
+
+/*
+ * Strict UTF-8 (RFC 3629), written apart from the firmware's own tables: decode each code
+ * point and refuse overlong forms, surrogates, code points above U+10FFFF and stray bytes.
+ */
+static bool strict_utf8(const uint8_t *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		uint8_t c = s[i];
+		size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
+				      : (c & 0xf8) == 0xf0 ? 4 : 0;
+		static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+		uint32_t cp;
+
+		if (len == 0 || i + len > n) {
+			return false;
+		}
+		cp = len == 1 ? c : (uint32_t)(c & (0x7f >> len));
+		for (size_t k = 1; k < len; k++) {
+			if ((s[i + k] & 0xc0) != 0x80) {
+				return false;
+			}
+			cp = (cp << 6) | (s[i + k] & 0x3f);
+		}
+		if ((len > 1 && cp < least[len]) || (cp >= 0xd800 && cp <= 0xdfff) ||
+		    cp > 0x10ffff) {
+			return false;
+		}
+		i += len;
+	}
+	return true;
+}
+
+/*
+ * Walk one CBOR item at *p (definite or indefinite containers, as zcbor writes them) and
+ * check every text string with strict_utf8(); false for anything malformed.
+ */
+static bool cbor_text_ok(const uint8_t **p, const uint8_t *end, int depth)
+{
+	uint8_t ib;
+	uint8_t ai;
+	uint64_t val;
+
+	if (*p >= end || depth > 16) {
+		return false;
+	}
+	ib = *(*p)++;
+	ai = ib & 0x1f;
+	val = ai;
+	if (ai >= 24 && ai <= 27) {
+		size_t len = (size_t)1 << (ai - 24);
+
+		if ((size_t)(end - *p) < len) {
+			return false;
+		}
+		val = 0;
+		for (size_t i = 0; i < len; i++) {
+			val = (val << 8) | *(*p)++;
+		}
+	}
+	switch (ib >> 5) {
+	case 2:
+	case 3:
+		if (ai == 31 || val > (uint64_t)(end - *p)) {
+			return false;
+		}
+		if ((ib >> 5) == 3 && !strict_utf8(*p, (size_t)val)) {
+			return false;
+		}
+		*p += val;
+		return true;
+	case 4:
+	case 5:
+		if (ai == 31) {
+			while (*p < end && **p != 0xff) {
+				if (!cbor_text_ok(p, end, depth + 1)) {
+					return false;
+				}
+			}
+			return *p < end && *(*p)++ == 0xff;
+		}
+		for (uint64_t i = 0; i < ((ib >> 5) == 5 ? val * 2 : val); i++) {
+			if (!cbor_text_ok(p, end, depth + 1)) {
+				return false;
+			}
+		}
+		return true;
+	case 6:
+		return cbor_text_ok(p, end, depth + 1);
+	default:
+		return true;
+	}
+}
+
+/* The whole response body is one CBOR item whose text strings are all strict UTF-8. */
+static void assert_response_is_utf8(void)
+{
+	const uint8_t *p = rsp_buf + AGENT_SMP_HDR_SIZE;
+	const uint8_t *end = rsp_buf + rsp_len;
+
+	assert_true(rsp_len > AGENT_SMP_HDR_SIZE);
+	assert_true(cbor_text_ok(&p, end, 0));
+	assert_ptr_equal(p, end);
+}
+
+/* A stored title of every kind of ill-formed UTF-8, as `conversations` answers it. */
+static void test_titles_are_sent_as_utf8(void **state)
+{
+	static const struct {
+		const char *stored;
+		const char *sent;
+	} cases[] = {
+		{"caf\xe9", "caf\xef\xbf\xbd"},			   /* Latin-1: a lead, cut at end */
+		{"a\x80z", "a\xef\xbf\xbdz"},			   /* lone continuation byte */
+		{"ab\xe2\x82", "ab\xef\xbf\xbd"},		   /* truncated sequence at the end */
+		{"x\xf0\x9f\x98", "x\xef\xbf\xbd"},		   /* the same length once repaired */
+		{"\xc0\xaf!", "\xef\xbf\xbd\xef\xbf\xbd!"},	   /* overlong "/" */
+		{"\xe0\x80\xaf", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* overlong, 3 bytes */
+		{"\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* surrogate U+D800 */
+		{"\xf4\x90\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* U+110000 */
+		{"\xff", "\xef\xbf\xbd"},			   /* a byte UTF-8 never uses */
+		{"\xe2\x9c\x93 ok \xf0\x9f\x98\x80", "\xe2\x9c\x93 ok \xf0\x9f\x98\x80"}, /* valid */
+	};
+	char title[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(new_conversation(cases[i].stored, 1, 20, (unsigned int)i), 1);
+		send_empty(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_CONVERSATIONS);
+		assert_int_equal(rsp_err(), -1);
+		assert_response_is_utf8();
+		assert_int_equal(rsp_list("list", "title", 0, title, sizeof(title)), 1);
+		if (strcmp(title, cases[i].sent) != 0) {
+			fail_msg("case %zu: sent \"%s\"", i, title);
+		}
+		assert_int_equal(conv_store_delete(1), 0);
+	}
+}
+
+/* The longest title, every byte of it ill-formed: three times as long on the wire, and the
+ * page still holds every slot (the list of three full slots fits one answer). */
+static void test_repaired_titles_fill_a_page(void **state)
+{
+	char stored[CONV_TITLE_MAX + 1];
+	char title[3 * CONV_TITLE_MAX + 1];
+
+	(void)state;
+	memset(stored, 0xe9, CONV_TITLE_MAX);
+	stored[CONV_TITLE_MAX] = '\0';
+	for (unsigned int slot = 1; slot <= CONFIG_AGENT_CONV_FLASH_SLOTS; slot++) {
+		assert_int_equal(new_conversation(stored, 1, 20, slot), (int)slot);
+	}
+	send_empty(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_CONVERSATIONS);
+	assert_int_equal(rsp_err(), -1);
+	assert_response_is_utf8();
+	assert_int_equal(rsp_list("list", "title", CONFIG_AGENT_CONV_FLASH_SLOTS - 1, title,
+				  sizeof(title)),
+			 CONFIG_AGENT_CONV_FLASH_SLOTS);
+	assert_int_equal(strlen(title), 3 * CONV_TITLE_MAX);
+	for (size_t i = 0; i < 3 * CONV_TITLE_MAX; i += 3) {
+		assert_memory_equal(title + i, "\xef\xbf\xbd", 3);
+	}
+	assert_int_equal(rsp_uint("next"), CONFIG_AGENT_CONV_FLASH_SLOTS);
+}
+
+/* A repaired entry that does not fit a small answer goes to the next page, whole. */
+static void test_repaired_titles_page_in_a_small_buffer(void **state)
+{
+	static uint8_t small[400];
+	char stored[CONV_TITLE_MAX + 1];
+	char title[3 * CONV_TITLE_MAX + 1];
+	uint32_t off = 0;
+	int pages = 0;
+	int seen = 0;
+
+	(void)state;
+	memset(stored, 0xe9, CONV_TITLE_MAX);
+	stored[CONV_TITLE_MAX] = '\0';
+	for (unsigned int slot = 1; slot <= CONFIG_AGENT_CONV_FLASH_SLOTS; slot++) {
+		assert_int_equal(new_conversation(stored, 1, 20, slot), (int)slot);
+	}
+	while (off < CONFIG_AGENT_CONV_FLASH_SLOTS) {
+		REQ_BEGIN(zs);
+		put_u(zs, "off", off);
+		assert_true(zcbor_map_end_encode(zs, 8));
+		size_t body = (size_t)(zs->payload_mut - (req_buf + AGENT_SMP_HDR_SIZE));
+
+		header(AGENT_SMP_OP_READ, AGENT_MGMT_GROUP_ID, AGENT_MGMT_CMD_CONVERSATIONS, body);
+		memset(small, 0xee, sizeof(small));
+		int n = agent_mgmt_handle(req_buf, AGENT_SMP_HDR_SIZE + body, small, sizeof(small));
+
+		assert_true(n > 0 && (size_t)n <= sizeof(small));
+		memcpy(rsp_buf, small, (size_t)n);
+		rsp_len = (size_t)n;
+		assert_response_is_utf8();
+		size_t count = rsp_list("list", "title", 0, title, sizeof(title));
+
+		assert_int_equal(count, 1); /* two entries of ~250 bytes do not fit 400 */
+		assert_int_equal(strlen(title), 3 * CONV_TITLE_MAX);
+		seen += (int)count;
+		off = rsp_uint("next");
+		pages++;
+	}
+	assert_int_equal(seen, CONFIG_AGENT_CONV_FLASH_SLOTS);
+	assert_int_equal(pages, CONFIG_AGENT_CONV_FLASH_SLOTS);
+}
+
+/*
+ * agent_mgmt_put_text() at its bound: the repaired text and its header fit exactly (N) or
+ * miss by one byte (N - 1: nothing is written, not even past the end); and where the
+ * repair makes the header one byte longer (23 -> 24 bytes of text).
+ */
+static void test_text_writer_bounds(void **state)
+{
+	static const struct {
+		const char *text;
+		size_t need; /* header + repaired bytes */
+	} cases[] = {
+		{"caf\xe9", 1 + 6},
+		{"ok", 1 + 2},
+		{"\xff\xff\xff\xff\xff\xff\xff" "ab", 1 + 23},	 /* 23 bytes: a 1-byte header */
+		{"\xff\xff\xff\xff\xff\xff\xff\xff", 2 + 24}, /* 24 bytes: a 2-byte header */
+	};
+	uint8_t buf[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		for (size_t room = cases[i].need - 1; room <= cases[i].need; room++) {
+			zcbor_state_t zs[2];
+			const uint8_t *p = buf;
+
+			memset(buf, 0xee, sizeof(buf));
+			zcbor_new_encode_state(zs, 2, buf, room, 0);
+			bool ok = agent_mgmt_put_text(zs, cases[i].text, strlen(cases[i].text));
+
+			for (size_t k = room; k < sizeof(buf); k++) {
+				assert_int_equal(buf[k], 0xee); /* nothing past the end */
+			}
+			if (room < cases[i].need) {
+				assert_false(ok);
+				assert_ptr_equal(zs->payload_mut, buf);
+				continue;
+			}
+			assert_true(ok);
+			assert_ptr_equal(zs->payload_mut, buf + room);
+			assert_true(cbor_text_ok(&p, buf + room, 0));
+			assert_ptr_equal(p, buf + room);
+		}
+	}
+}
+
+/* A refusal's reason is cut between characters, never inside one. */
+static void test_reason_is_cut_between_characters(void **state)
+{
+	char text[AGENT_MGMT_REASON_MAX + 8];
+	struct refusal r;
+
+	(void)state;
+	/* 125 bytes + "é" = 127: fits whole. */
+	memset(text, 'a', 125);
+	memcpy(text + 125, "\xc3\xa9", 3);
+	assert_int_equal(agent_mgmt_refuse(&r, AGENT_MGMT_RC_EINVAL, "%s", text), -EINVAL);
+	assert_string_equal(r.reason, text);
+	/* 126 bytes + "é" = 128: one byte too long; "é" goes, not half of it. */
+	memset(text, 'a', 126);
+	memcpy(text + 126, "\xc3\xa9", 3);
+	agent_mgmt_refuse(&r, AGENT_MGMT_RC_EINVAL, "%s", text);
+	assert_int_equal(strlen(r.reason), 126);
+	/* A 4-byte character cut after 1, 2 or 3 of its bytes. */
+	for (size_t before = 124; before <= 126; before++) {
+		memset(text, 'a', before);
+		memcpy(text + before, "\xf0\x9f\x98\x80", 5);
+		agent_mgmt_refuse(&r, AGENT_MGMT_RC_EINVAL, "%s", text);
+		assert_int_equal(strlen(r.reason), before);
+	}
+	/* 123 + 4 = 127 bytes: fits whole. */
+	memset(text, 'a', 123);
+	memcpy(text + 123, "\xf0\x9f\x98\x80", 5);
+	agent_mgmt_refuse(&r, AGENT_MGMT_RC_EINVAL, "%s", text);
+	assert_string_equal(r.reason, text);
+}
+
 /* ---- the SMP layer ------------------------------------------------------------------------- */
 
 static void test_unknown_commands_ops_and_groups(void **state)
@@ -1091,6 +1377,11 @@ int main(void)
 		cmocka_unit_test_setup(test_unknown_commands_ops_and_groups, setup),
 		cmocka_unit_test_setup(test_malformed_cbor, setup),
 		cmocka_unit_test_setup(test_oversized, setup),
+		cmocka_unit_test_setup(test_titles_are_sent_as_utf8, setup),
+		cmocka_unit_test_setup(test_repaired_titles_fill_a_page, setup),
+		cmocka_unit_test_setup(test_repaired_titles_page_in_a_small_buffer, setup),
+		cmocka_unit_test(test_text_writer_bounds),
+		cmocka_unit_test(test_reason_is_cut_between_characters),
 		cmocka_unit_test(test_serial_known_vector),
 		cmocka_unit_test(test_serial_round_trip_with_shell_bytes_between),
 		cmocka_unit_test(test_serial_drops_bad_frames),

@@ -59,11 +59,15 @@ class Export:
 
 @dataclass(frozen=True)
 class Conversations:
-    """The conversation store's directory, its slot count and the slots in use."""
+    """The conversation store's directory, its slot count and the slots in use; besides the
+    readable entries, those whose text was repaired ((slot, field names)) and those that
+    could not be read (m.ConversationsResponse)."""
 
     dir: str
     slots: int
     entries: tuple[m.Conversation, ...]
+    repaired: tuple[tuple[int, tuple[str, ...]], ...] = ()
+    unreadable: tuple[m.BadEntry, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -235,6 +239,8 @@ class Device:
     async def conversations(self) -> Conversations:
         """Every stored conversation, page by page (slots `off + 1` .. `next` each)."""
         entries: list[m.Conversation] = []
+        repaired: list[tuple[int, tuple[str, ...]]] = []
+        unreadable: list[m.BadEntry] = []
         first: m.ConversationsResponse | None = None
         off = 0
         while first is None or off < first.slots:
@@ -249,8 +255,11 @@ class Device:
                 raise TransportError(f"list: the device answered slots {page.off}..{page.next} "
                                      f"of {page.slots} to a request from {off}")
             entries += page.entries
+            repaired += page.repaired
+            unreadable += page.unreadable
             off = page.next
-        return Conversations(first.dir, first.slots, tuple(entries))
+        return Conversations(first.dir, first.slots, tuple(entries), tuple(repaired),
+                             tuple(unreadable))
 
     async def export(self, slot: int, progress: Progress | None = None) -> Export:
         """Read slot @slot's conversation file page by page, check it as a whole (every CRC of

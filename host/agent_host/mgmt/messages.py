@@ -12,7 +12,16 @@ from enum import IntEnum, unique
 from typing import Annotated, Any, Literal
 
 import cbor2
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictBytes, StrictInt, StrictStr
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictBytes,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+)
 from smp import error as smperror
 from smp import header as smphdr
 from smp import message as smpmsg
@@ -227,8 +236,57 @@ class Conversation(_Model):
     damaged: StrictBool
 
 
+class BadEntry(_Model):
+    """An entry of the conversation list that is not a Conversation (a field missing or of
+    the wrong type): its slot when that much could be read, and what is wrong with it."""
+
+    slot: int | None
+    problem: str
+
+
+def _has_surrogates(value: Any) -> bool:
+    """Whether a decoded CBOR value holds text that was not UTF-8 (surrogateescape)."""
+    if isinstance(value, str):
+        return any("\udc80" <= c <= "\udcff" for c in value)
+    if isinstance(value, dict):
+        return any(_has_surrogates(k) or _has_surrogates(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_surrogates(v) for v in value)
+    return False
+
+
+def _repaired(text: str) -> str:
+    """@text (decoded with surrogateescape) with each ill-formed sequence as U+FFFD."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def _read_entry(raw: Any) -> tuple[Conversation | None, BadEntry | None, list[str]]:
+    """One list entry: the conversation (its text repaired), or why it is unreadable; and the
+    names of the fields whose text was not UTF-8."""
+    slot = raw.get("slot") if isinstance(raw, dict) else None
+    slot = slot if isinstance(slot, int) and not isinstance(slot, bool) else None
+    if not isinstance(raw, dict) or _has_surrogates(list(raw)):
+        return None, BadEntry(slot=slot, problem="not a map of the contract's fields"), []
+    fixed = {k: _repaired(v) if isinstance(v, str) else v for k, v in raw.items()}
+    bad_text = sorted(k for k, v in raw.items() if _has_surrogates(v))
+    try:
+        return Conversation.model_validate(fixed), None, bad_text
+    except (ValidationError, TypeError) as err:
+        if not isinstance(err, ValidationError):
+            return None, BadEntry(slot=slot, problem="not a map of the contract's fields"), []
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "entry"
+        return None, BadEntry(slot=slot, problem=f"{where}: {first['msg']}"), []
+
+
 class ConversationsResponse(smpmsg.ReadResponse):
-    """The stored conversations of slots `off + 1` .. `next`."""
+    """The stored conversations of slots `off + 1` .. `next`.
+
+    One bad entry costs only itself: text that is not UTF-8 (an older device stored a title
+    typed on a Latin-1 terminal as it came) is shown with U+FFFD and named in `repaired`; an
+    entry with a field missing or of the wrong type is left out of `entries` and kept in
+    `unreadable`. Everything outside the list is checked strictly.
+    """
 
     _GROUP_ID = GROUP_ID
     _COMMAND_ID = Command.CONVERSATIONS
@@ -238,6 +296,35 @@ class ConversationsResponse(smpmsg.ReadResponse):
     off: UInt
     next: UInt
     entries: list[Conversation] = Field(alias="list")
+    repaired: tuple[tuple[int, tuple[str, ...]], ...] = ()
+    """(slot, field names) of the entries whose text was not UTF-8."""
+    unreadable: tuple[BadEntry, ...] = ()
+
+    @classmethod
+    def loads(cls, data: bytes) -> Self:
+        body = cbor2.loads(data[smphdr.Header.SIZE:], str_errors="surrogateescape")
+        if not isinstance(body, dict) or "repaired" in body or "unreadable" in body:
+            raise ValueError("not a conversation list")
+        raw = body.get("list")
+        if isinstance(raw, list):
+            entries: list[Conversation] = []
+            repaired: list[tuple[int, tuple[str, ...]]] = []
+            unreadable: list[BadEntry] = []
+            for item in raw:
+                entry, bad, bad_text = _read_entry(item)
+                if entry is not None:
+                    entries.append(entry)
+                    if bad_text:
+                        repaired.append((entry.slot, tuple(bad_text)))
+                if bad is not None:
+                    unreadable.append(bad)
+            body["list"] = entries
+            body["repaired"] = tuple(repaired)
+            body["unreadable"] = tuple(unreadable)
+        if _has_surrogates(body):
+            raise ValueError("text outside the list is not UTF-8")
+        return cls(header=smphdr.Header.loads(data[: smphdr.Header.SIZE]), **body,
+                   smp_data=data)
 
 
 class ConversationsRead(smpmsg.ReadRequest, _Group):

@@ -12,17 +12,40 @@
 #include <zcbor_encode.h>
 
 #include "mgmt_internal.h"
+#include "utf8.h"
 
 /* ---- helpers ------------------------------------------------------------------------------ */
+
+/* The first @p len bytes of @p text, less a last character they cut short. */
+static size_t whole_chars(const char *text, size_t len)
+{
+	const uint8_t *p = (const uint8_t *)text;
+	size_t start = len;
+	uint8_t lo;
+	uint8_t hi;
+
+	while (start > 0u && len - start < 3u && (p[start - 1u] & 0xC0u) == 0x80u) {
+		start--;
+	}
+	if (start > 0u && p[start - 1u] >= 0xC0u &&
+	    utf8_lead(p[start - 1u], &lo, &hi) > len - start) {
+		return start - 1u;
+	}
+	return len;
+}
 
 int agent_mgmt_refuse(struct refusal *r, uint16_t rc, const char *fmt, ...)
 {
 	va_list ap;
+	int n;
 
 	r->rc = rc;
 	va_start(ap, fmt);
-	vsnprintf(r->reason, sizeof(r->reason), fmt, ap);
+	n = vsnprintf(r->reason, sizeof(r->reason), fmt, ap);
 	va_end(ap);
+	if (n >= (int)sizeof(r->reason)) {
+		r->reason[whole_chars(r->reason, sizeof(r->reason) - 1u)] = '\0';
+	}
 	return -EINVAL;
 }
 
@@ -47,10 +70,39 @@ static bool str_is(const struct zcbor_string *s, const char *text)
 	return s->len == len && memcmp(s->value, text, len) == 0;
 }
 
+/*
+ * Every text string of an answer goes through here: CBOR text is UTF-8 (RFC 8949 section
+ * 3.1), and a stored title or a reason may hold other bytes (a title typed on a Latin-1
+ * terminal). Ill-formed sequences become U+FFFD; as that can grow the text (one bad byte
+ * becomes three), the repaired text is written straight into the answer after the header of
+ * its final length, only when header and text fit before payload_end.
+ */
+bool agent_mgmt_put_text(zcbor_state_t *zse, const char *text, size_t len)
+{
+	size_t bad = 0;
+	size_t fixed = utf8_repair(text, len, NULL, &bad);
+	size_t room;
+	uint8_t *dst;
+
+	if (bad == 0) {
+		return zcbor_tstr_encode_ptr(zse, text, len);
+	}
+	if (zse->payload_mut > zse->payload_end) {
+		return false;
+	}
+	room = (size_t)(zse->payload_end - zse->payload_mut);
+	if (zcbor_header_len(fixed) > room || fixed > room - zcbor_header_len(fixed)) {
+		return false;
+	}
+	/* zcbor writes the header before dst and moves the text onto itself. */
+	dst = zse->payload_mut + zcbor_header_len(fixed);
+	(void)utf8_repair(text, len, dst, NULL);
+	return zcbor_tstr_encode_ptr(zse, (const char *)dst, fixed);
+}
+
 bool agent_mgmt_put_str(zcbor_state_t *zse, const char *key, const char *value)
 {
-	return zcbor_tstr_put_term(zse, key, 32) &&
-	       zcbor_tstr_encode_ptr(zse, value, strlen(value));
+	return zcbor_tstr_put_term(zse, key, 32) && agent_mgmt_put_text(zse, value, strlen(value));
 }
 
 bool agent_mgmt_put_uint(zcbor_state_t *zse, const char *key, uint32_t value)

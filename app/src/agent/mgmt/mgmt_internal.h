@@ -52,14 +52,20 @@ struct mark {
 
 /* ---- mgmt_cbor.c -------------------------------------------------------------------------- */
 
-/* Fill @p r with @p rc and the formatted reason; returns -EINVAL. */
+/* Fill @p r with @p rc and the formatted reason (cut between characters); returns -EINVAL. */
 int agent_mgmt_refuse(struct refusal *r, uint16_t rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* A name from the request, safe to quote: cut, and anything but printable ASCII as '?'. */
 const char *agent_mgmt_quoted(const struct zcbor_string *s, char *out, size_t len);
 
-/* One "key": value member of the response map. */
+/*
+ * A text string of @p len bytes, as well-formed UTF-8: ill-formed sequences become U+FFFD
+ * (utf8_repair()). False, with nothing written, when the repaired text and its header do not
+ * fit before zse->payload_end.
+ */
+bool agent_mgmt_put_text(zcbor_state_t *zse, const char *text, size_t len);
+/* One "key": value member of the response map (the value through agent_mgmt_put_text()). */
 bool agent_mgmt_put_str(zcbor_state_t *zse, const char *key, const char *value);
 bool agent_mgmt_put_uint(zcbor_state_t *zse, const char *key, uint32_t value);
 

@@ -63,3 +63,49 @@ size_t utf8_prefix(const char *text, size_t len, size_t max)
 	}
 	return max;
 }
+
+size_t utf8_repair(const char *text, size_t len, uint8_t *out, size_t *replaced)
+{
+	static const uint8_t fffd[3] = {0xEF, 0xBF, 0xBD};
+	const uint8_t *p = (const uint8_t *)text;
+	size_t bad = 0;
+	size_t n = 0;
+	size_t i = 0;
+
+	while (i < len) {
+		uint8_t lo = 0x80;
+		uint8_t hi = 0xBF;
+		uint8_t need = p[i] < 0x80 ? 0 : utf8_lead(p[i], &lo, &hi);
+		size_t j = i + 1;
+		size_t got = 0;
+
+		/* The well-formed continuation bytes that follow: the maximal subpart. */
+		while (got < need && j < len && p[j] >= lo && p[j] <= hi) {
+			lo = 0x80;
+			hi = 0xBF;
+			got++;
+			j++;
+		}
+		if (p[i] < 0x80 || (need > 0 && got == need)) {
+			if (out != NULL) {
+				for (size_t k = i; k < j; k++) {
+					out[n + k - i] = p[k];
+				}
+			}
+			n += j - i;
+		} else {
+			if (out != NULL) {
+				out[n] = fffd[0];
+				out[n + 1] = fffd[1];
+				out[n + 2] = fffd[2];
+			}
+			n += 3;
+			bad++;
+		}
+		i = j;
+	}
+	if (replaced != NULL) {
+		*replaced = bad;
+	}
+	return n;
+}

@@ -21,4 +21,14 @@ size_t utf8_encode(uint32_t cp, uint8_t *out);
  */
 size_t utf8_prefix(const char *text, size_t len, size_t max);
 
+/**
+ * @p text (@p len bytes) as well-formed UTF-8: each maximal subpart of an ill-formed
+ * sequence (Unicode 16.0 section 3.9.6: a byte that cannot start a character, or a start
+ * with the continuation bytes that fit it, cut short) becomes U+FFFD (EF BF BD); the rest is
+ * copied. Written to @p out unless it is NULL (the length alone); @p out never overlaps
+ * @p text. The result is at most 3 * @p len bytes. Returns its length; *@p replaced (when
+ * not NULL) is the number of U+FFFD put in, 0 when @p text was well-formed.
+ */
+size_t utf8_repair(const char *text, size_t len, uint8_t *out, size_t *replaced);
+
 #endif /* AGENT_UTF8_H */

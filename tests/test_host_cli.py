@@ -49,7 +49,8 @@ LIST = [{"slot": 1, "turns": 1, "bytes": 140, "model": "gpt-test", "title": "Hi"
          "damaged": False},
         {"slot": 3, "turns": 0, "bytes": 99, "model": "", "title": "", "damaged": True}]
 TOOLS = [{"name": f"tool_{i:02d}", "domain": "storage", "risk": "read",
-          "available": "yes", "policy": "runs", "needs": "" if i % 2 else "sd card"}
+          "available": "yes" if i % 2 else "no", "policy": "runs",
+          "needs": "" if i % 2 else "sd", "reason": "" if i % 2 else "no SD card is mounted"}
          for i in range(7)]
 
 
@@ -243,9 +244,11 @@ def test_tools_are_read_page_by_page(peer: Peer, run: Run) -> None:
     assert code == 0
     lines = out.splitlines()
     assert lines[0] == "tool policy: confirm; 7 tools"
-    assert lines[1].split() == ["NAME", "DOMAIN", "RISK", "AVAILABLE", "POLICY", "NEEDS"]
+    assert lines[1].split() == ["NAME", "DOMAIN", "RISK", "AVAILABLE", "POLICY", "NEEDS",
+                                "REASON"]
     assert [line.split()[0] for line in lines[2:]] == [f"tool_{i:02d}" for i in range(7)]
-    assert lines[2].endswith("sd card") and lines[3].endswith("-")
+    assert lines[2].split()[3:] == ["no", "runs", "sd", "no", "SD", "card", "is", "mounted"]
+    assert lines[3].split()[3:] == ["yes", "runs", "-"]
     # The first page's request omits the offset; the next ones give it.
     assert [r.body for r in peer.agent()] == [{}, {"off": 3}, {"off": 6}]
 

@@ -304,8 +304,8 @@ def cmd_delete(args: argparse.Namespace) -> int:
 # -- tools -------------------------------------------------------------------------------------
 async def _tools(device: Device, args: argparse.Namespace, out: Output) -> int:
     table = await device.tools()
-    out.table(["NAME", "DOMAIN", "RISK", "AVAILABLE", "POLICY", "NEEDS"],
-              [[t.name, t.domain, t.risk, t.available, t.policy, t.needs or "-"]
+    out.table(["NAME", "DOMAIN", "RISK", "AVAILABLE", "POLICY", "NEEDS", "REASON"],
+              [[t.name, t.domain, t.risk, t.available, t.policy, t.needs or "-", t.reason]
                for t in table.tools],
               title=f"tool policy: {table.policy}; {len(table.tools)} tools")
     return 0

@@ -145,7 +145,8 @@ def test_status_config_and_tools_agree_with_the_shell(dut: SimDevice) -> None:
     out = ok(host(dut, "tools")).splitlines()
     assert out[0] == f"tool policy: {policy}; {len(rows)} tools"
     assert [line.split() for line in out[2:]] == [
-        [r.name, r.domain, r.risk, r.available, r.policy, r.needs] for r in rows]
+        [r.name, r.domain, r.risk, r.available, r.policy, r.needs, *r.reason.split()]
+        for r in rows]
 
 
 def test_settings_written_over_smp_are_the_shells(sims) -> None:

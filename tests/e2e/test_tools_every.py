@@ -19,7 +19,7 @@ import pytest
 from agent_host.testing.agent_tools import ToolRow, ask, configure, tool_counters, tool_table
 from agent_host.testing.sim_device import SimDevice
 from agent_host.testserver import Reply, Script, TestServer
-from agent_host.testserver.dialogue import ToolCall, text_reply, tool_call_reply
+from agent_host.testserver.dialogue import ToolCall, advertised_names, text_reply, tool_call_reply
 from agent_host.testserver.plans import Api
 from flash_image import read_file
 from tool_checks import (
@@ -28,7 +28,7 @@ from tool_checks import (
     DialogueCheck,
     activated_names,
     bootstrap,
-    not_offered,
+    last_result,
     start_with_files,
 )
 
@@ -188,8 +188,9 @@ def drive(dut: SimDevice, srv: TestServer, api: Api, row: ToolRow, boot: list[st
 
 
 def refused(dut: SimDevice, srv: TestServer, api: Api, row: ToolRow, boot: list[str]) -> None:
-    """A tool that is not available now: tool_search does not activate it and a call to it
-    is refused as not offered."""
+    """A tool that is not available now: tool_search does not activate it, no turn offers
+    it, and a call to it anyway is answered with an error result naming the reason that
+    `agent tools` gave (docs/tools.md, "Availability")."""
     case = TOOL_CASES[row.name]
     search = ToolCall("tool_search", {"query": case.query or row.name.replace("_", " ")},
                       "call_search")
@@ -197,13 +198,18 @@ def refused(dut: SimDevice, srv: TestServer, api: Api, row: ToolRow, boot: list[
         tool_call_reply(api, search.name, search.arguments, search.call_id,
                         response_id="resp_search"),
         tool_call_reply(api, row.name, case.args, f"call_{row.name}", response_id="resp_call"),
+        text_reply(api, f"{row.name} is not there.", response_id="resp_end"),
     ]))
     first = len(srv.requests)
     run = ask(dut, f"use {row.name}")
-    assert run.errors == [not_offered(row.name)], run.text
-    reqs = srv.wait_for_requests(first + 2)[first:]
+    why = f"{row.name} is not available: {row.reason}"
+    assert run.errors == [], run.text
+    assert run.outcomes[-1] == f"[tool] {row.name}: failed: {why}", run.text
+    reqs = srv.wait_for_requests(first + 3)[first:]
     srv.check()
     assert row.name not in activated_names(reqs[1], api)
+    assert all(row.name not in (advertised_names(r.json, api) or []) for r in reqs)
+    assert last_result(reqs[2], api) == {"error": why}
 
 
 def test_every_registered_tool_has_a_case(dut: SimDevice) -> None:
@@ -243,7 +249,8 @@ def test_every_registered_tool_runs_end_to_end(sims, api: Api) -> None:
     counters = tool_counters(dut)
     searches = sum(1 for r in rows if r.available != "bootstrap")
     assert driven + unavailable == len(rows)
-    assert (counters.executed, counters.denied, counters.failed) == (driven + searches, 0, 0)
+    assert (counters.executed, counters.denied, counters.failed) == (driven + searches, 0,
+                                                                     unavailable)
     assert dut.stop() == 0
     expected = dict(FILES)
     for row in rows:

@@ -141,7 +141,8 @@ static void test_definition(void **state)
 	assert_true(def->params[0].required);
 	assert_int_equal(def->params[0].min, 1);
 	assert_int_equal(def->params[0].max, CONFIG_AGENT_TOOL_QUERY_MAX_LEN);
-	assert_null(def->available);
+	assert_null(def->unavailable);
+	assert_int_equal(def->capability, TOOL_CAP_NONE);
 	assert_int_equal(def->groups, TOOL_GROUP_NONE);
 	/* registered, second among the bootstrap tools' entries, before tool_search */
 	assert_ptr_equal(tool_registry_find("firmware_reference"), def);

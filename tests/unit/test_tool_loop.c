@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "agent_request.h"
+#include "posix/posix_board.h"
 #include "tool_registry.h"
 
 /* ---- Loopback server: one scripted SSE answer per connection -------------------------- */
@@ -408,6 +409,41 @@ static void test_budget_reserves_a_final_turn_without_tools(void **state)
 }
 
 /*
+ * On a board without GPIO (the empty board of posix_board_reset()), gpio_list is in no
+ * request's tools, tool_search does not activate it, and a call to it anyway is answered
+ * with an error result naming the reason; the request goes on to the answer.
+ */
+static void test_unavailable_tool_is_not_offered_and_answers_why(void **state)
+{
+	static const char *const answers[] = {
+		CALL("c1", "tool_search", "\"{\\\"query\\\":\\\"gpio pins list\\\"}\""),
+		CALL("c2", "gpio_list", "\"{}\""),
+		TEXT("no pins"),
+	};
+	struct agent_tool_stats before, after;
+
+	(void)state;
+	posix_board_reset();
+	agent_tool_stats_get(&before);
+	server_start(answers, 3);
+	assert_int_equal(run(16), 0);
+	server_stop();
+	agent_tool_stats_get(&after);
+	assert_int_equal(srv.served, 3);
+	for (size_t i = 0; i < 3; i++) {
+		/* gpio_list's schema (its description) is offered in no turn. */
+		assert_null(strstr(srv.bodies[i], "real GPIO slots"));
+	}
+	assert_non_null(strstr(srv.bodies[1], "\"role\":\"tool\",\"tool_call_id\":\"c1\""));
+	assert_null(strstr(srv.bodies[1], "gpio_list"));
+	assert_non_null(strstr(srv.bodies[2], "{\\\"error\\\":\\\"gpio_list is not available: "
+					      "the board has no GPIO slot\\\"}"));
+	assert_int_equal(after.failed, before.failed + 1);
+	assert_string_equal(last_error, "");
+	assert_string_equal(answer, "no pins");
+}
+
+/*
  * A Chat Completions turn calling tool_search with @pad newlines of JSON white space inside
  * its arguments (a server controls that): the arguments are re-escaped in the history, so
  * each newline takes two bytes there.
@@ -543,6 +579,7 @@ int main(void)
 		cmocka_unit_test(test_denied_confirmation_never_runs),
 		cmocka_unit_test(test_cancel_at_confirmation),
 		cmocka_unit_test(test_budget_reserves_a_final_turn_without_tools),
+		cmocka_unit_test(test_unavailable_tool_is_not_offered_and_answers_why),
 		cmocka_unit_test(test_history_drops_every_older_exchange_when_needed),
 		cmocka_unit_test(test_history_after_a_conversation_drops_every_older_exchange),
 		cmocka_unit_test(test_history_exchange_sizes_sweep),

@@ -228,6 +228,12 @@ int agent_fs_mkdir(const char *path);
 int agent_fs_stat(const char *path, struct agent_dirent *entry);
 int agent_fs_statvfs(const char *path, struct agent_statvfs *stat);
 
+/**
+ * Whether a filesystem is mounted at @p mount_point ("/lfs", "/SD:") now. Cheap (no I/O):
+ * tool availability asks it whenever tools are listed or offered.
+ */
+bool agent_fs_mounted(const char *mount_point);
+
 int agent_fs_opendir(struct agent_dir **out, const char *path);
 /** 0 with entry->name[0] == '\0' at the end; "." and ".." are skipped. */
 int agent_fs_readdir(struct agent_dir *dir, struct agent_dirent *entry);
@@ -497,6 +503,9 @@ struct agent_network_state {
 
 /** Reads the state only: never scans, connects or touches the provider's connection. */
 int agent_network_get(struct agent_network_state *state);
+
+/** Whether the device has a network interface (Wi-Fi, Ethernet, ...) now; reads only. */
+bool agent_network_present(void);
 
 enum agent_sensor_family {
 	AGENT_SENSOR_BATTERY,

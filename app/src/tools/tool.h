@@ -46,6 +46,25 @@ enum tool_domain {
 };
 
 /*
+ * What a tool needs that a build or board may lack (struct tool_def.capability). Each is
+ * checked at run time (tool_capability.c): a tool whose capability is missing now is
+ * unavailable, with the reason tool_unavailable_reason() gives. docs/tools.md "Availability".
+ */
+enum tool_capability {
+	TOOL_CAP_NONE = 0,	  /* nothing: always there (or the domain's default, below) */
+	TOOL_CAP_FILESYSTEM,	  /* /lfs or /SD: mounted; the default of the storage domain */
+	TOOL_CAP_LFS,		  /* the LittleFS volume mounted at /lfs */
+	TOOL_CAP_SD,		  /* an SD card mounted at /SD: */
+	TOOL_CAP_GPIO,		  /* at least one GPIO slot on the board */
+	TOOL_CAP_BUS,		  /* at least one bus (I2C, SPI, UART, 1-Wire) */
+	TOOL_CAP_DISPLAY,	  /* at least one display */
+	TOOL_CAP_SENSORS,	  /* at least one sensor family in the build */
+	TOOL_CAP_NETWORK,	  /* a network interface */
+	TOOL_CAP_SCRIPT_RUNTIME,  /* a script runtime built in (tool_script_runtime_register) */
+	TOOL_CAP_COUNT
+};
+
+/*
  * Selection groups of the modules spec (bits 0-9 of tools.mask, DESIGN.md section 1). A
  * tool belongs to at most one; status, reference, search and inspection tools to none.
  */
@@ -139,9 +158,13 @@ struct tool_def {
 	const struct tool_param *params;
 	uint8_t param_count;
 	const char *output;	/* the shape of the result, for docs and `agent tools` */
-	const char *capability; /* a required capability ("psram", "sd", ...), or NULL */
-	/** NULL: always available. Otherwise false hides the tool from the model. */
-	bool (*available)(void);
+	enum tool_capability capability; /* what it needs (TOOL_CAP_NONE: nothing) */
+	/**
+	 * A check of its own besides the capability, run before offering and again before
+	 * running: NULL when the tool can run now, else why not (a static string). NULL
+	 * pointer: no such check.
+	 */
+	const char *(*unavailable)(void);
 	tool_exec_fn exec;
 	uint16_t groups;	 /* TOOL_GROUP_* */
 	const char *keywords;	 /* space-separated words tool_search matches, besides the name */

@@ -49,6 +49,7 @@ int tool_execute(const struct tool_def *def, enum agent_tools_policy policy, boo
 		 struct tool_ctx *ctx, const struct tool_args *args, char *out, size_t out_len)
 {
 	enum tool_disposition d = tool_policy_disposition(policy, def->risk);
+	const char *unavailable;
 	struct json_writer w;
 	size_t cap = out_len < CONFIG_AGENT_TOOL_RESULT_MAX_LEN + 1
 			     ? out_len
@@ -59,8 +60,9 @@ int tool_execute(const struct tool_def *def, enum agent_tools_policy policy, boo
 	if (d == TOOL_DENIED || (d == TOOL_ASKS && !confirmed)) {
 		return tool_fail(ctx, -EPERM, "the tool policy does not allow %s", def->name);
 	}
-	if (!tool_available(def)) {
-		return tool_fail(ctx, -ENODEV, "%s is not available on this device", def->name);
+	unavailable = tool_unavailable_reason(def);
+	if (unavailable != NULL) {
+		return tool_fail(ctx, -ENODEV, "%s is not available: %s", def->name, unavailable);
 	}
 	jw_init(&w, out, cap);
 	err = def->exec(ctx, args, &w);

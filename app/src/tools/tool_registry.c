@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "tool_capability.h"
 #include "tool_registry.h"
 #include "tools_bootstrap.h"
 /* Family headers (one line each, gated like their entries below). */
@@ -151,7 +152,17 @@ const struct tool_def *tool_registry_find(const char *name)
 	return NULL;
 }
 
+const char *tool_unavailable_reason(const struct tool_def *def)
+{
+	const char *why = tool_capability_missing(tool_capability_of(def));
+
+	if (why == NULL && def->unavailable != NULL) {
+		why = def->unavailable();
+	}
+	return why;
+}
+
 bool tool_available(const struct tool_def *def)
 {
-	return def->available == NULL || def->available();
+	return tool_unavailable_reason(def) == NULL;
 }

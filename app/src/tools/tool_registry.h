@@ -26,7 +26,14 @@ int tool_registry_add(const struct tool_def *def);
 /** Remove a tool added with tool_registry_add(); -ENOENT when it is not there. */
 int tool_registry_remove(const struct tool_def *def);
 
-/** Whether @p def is available now (its availability check, or always). */
+/**
+ * Why @p def cannot run now, or NULL when it is available: its capability missing
+ * (tool_capability.h), else its own check (struct tool_def.unavailable). Derived anew at
+ * every call: offering, tool_search, `agent tools` and the executor all ask.
+ */
+const char *tool_unavailable_reason(const struct tool_def *def);
+
+/** Whether @p def is available now (tool_unavailable_reason() is NULL). */
 bool tool_available(const struct tool_def *def);
 
 #endif /* AGENT_TOOL_REGISTRY_H */

@@ -196,6 +196,7 @@ const struct tool_def tool_buses_list = {
 	.param_count = 1,
 	.output = "{buses: [{name, type, pins: {role: pin}, speed_hz, ready, origin, sharing, "
 		  "leases}], count, truncated}",
+	.capability = TOOL_CAP_BUS,
 	.exec = buses_exec,
 	.keywords = "bus buses i2c spi uart serial onewire 1-wire pins leases peripherals",
 };
@@ -210,6 +211,7 @@ const struct tool_def tool_display_list = {
 	.risk = TOOL_RISK_READ,
 	.output = "{displays: [{name, driver, width, height, ready, roles: [primary|console|"
 		  "graphics|status], brightness, owner}], count, truncated}",
+	.capability = TOOL_CAP_DISPLAY,
 	.exec = display_exec,
 	.keywords = "display screen lcd oled tft graphics panel brightness draw",
 };

@@ -197,6 +197,7 @@ const struct tool_def tool_gpio_list = {
 	.param_count = 1,
 	.output = "{count, start, gpios: [{slot, name, controller, pin, policy, claimed_by, mode, "
 		  "readable, level}], truncated, next_start?}",
+	.capability = TOOL_CAP_GPIO,
 	.exec = gpio_list_exec,
 	.keywords = "gpio pins pin list io digital inputs outputs levels claims",
 };
@@ -232,6 +233,7 @@ const struct tool_def tool_gpio_read = {
 	.param_count = 2,
 	.output = "{slot, name, controller, pin, policy, claimed_by, mode, configured, readable, "
 		  "level, level_reason, read_error?}",
+	.capability = TOOL_CAP_GPIO,
 	.exec = gpio_read_exec,
 	.keywords = "gpio pin read level input state button inspect",
 };

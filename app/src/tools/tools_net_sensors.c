@@ -218,6 +218,7 @@ const struct tool_def tool_network_status = {
 	.output = "{wifi_present, station: {state, ssid, ip, netmask, gateway, rssi_dbm, channel}, "
 		  "access_point: {active, ssid, ip, channel, clients} or null, nat: {enabled} or "
 		  "null}",
+	.capability = TOOL_CAP_NETWORK,
 	.exec = network_exec,
 	.keywords = "network wifi wi-fi wlan ip address signal rssi channel access point ap nat "
 		    "connection",
@@ -245,6 +246,7 @@ const struct tool_def tool_sensors_read = {
 	.param_count = 1,
 	.output = "{families: [{family, available, reason?, readings: [{sensor, quantity, unit, "
 		  "value, error?}]}], truncated}",
+	.capability = TOOL_CAP_SENSORS,
 	.exec = sensors_exec,
 	.keywords = "sensors sensor battery voltage charge temperature humidity pressure "
 		    "environment measure",

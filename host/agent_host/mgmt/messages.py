@@ -383,6 +383,7 @@ class Tool(_Model):
     available: Literal["bootstrap", "yes", "no"]
     policy: Literal["runs", "asks", "denied"]
     needs: StrictStr
+    reason: StrictStr
 
 
 class ToolsResponse(smpmsg.ReadResponse):

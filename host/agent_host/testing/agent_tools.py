@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import DeviceError
 from .sim_device import PROMPT, SimDevice
@@ -161,6 +161,8 @@ class ToolRow:
         available: "bootstrap", "yes" or "no".
         policy: What the current policy does with it: "runs", "asks" or "denied".
         needs: The capability it needs, or "-".
+        reason: Why it is not available ("" when it is): the `  unavailable: ` line under
+            its row.
     """
 
     name: str
@@ -169,9 +171,11 @@ class ToolRow:
     available: str
     policy: str
     needs: str
+    reason: str = ""
 
 
 _FOOTER = re.compile(r"^(\d+) tools; at most (\d+) offered per provider turn$")
+_REASON = "  unavailable: "
 
 
 def tool_table(dut: SimDevice) -> tuple[str, list[ToolRow]]:
@@ -191,12 +195,20 @@ def tool_table(dut: SimDevice) -> tuple[str, list[ToolRow]]:
                                                                                     "domain"]:
         raise DeviceError(f"agent tools printed {out!r}")
     footer = _FOOTER.match(out[-1])
-    rows = []
+    rows: list[ToolRow] = []
     for line in out[2:-1]:
+        if line.startswith(_REASON):
+            if not rows or rows[-1].available != "no" or rows[-1].reason:
+                raise DeviceError(f"agent tools: {line!r} does not follow an unavailable row")
+            rows[-1] = replace(rows[-1], reason=line.removeprefix(_REASON))
+            continue
         parts = line.split()
         if len(parts) != 6:
             raise DeviceError(f"agent tools row {line!r}")
         rows.append(ToolRow(*parts))
+    missing = [r.name for r in rows if (r.available == "no") != bool(r.reason)]
+    if missing:
+        raise DeviceError(f"agent tools: a reason missing or extra for {missing}")
     if footer is None or int(footer.group(1)) != len(rows):
         raise DeviceError(f"agent tools footer {out[-1]!r} for {len(rows)} rows")
     return out[0].removeprefix("policy: "), rows

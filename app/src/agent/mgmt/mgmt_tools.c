@@ -1,7 +1,7 @@
 /*
  * The tools command (6) of the SMP management group (docs/mgmt-group.md): the registered
- * tools a page at a time, each with its domain, risk, availability and what the configured
- * policy does with it, as `agent tools` shows them.
+ * tools a page at a time, each with its domain, risk, availability (and why not), what the
+ * configured policy does with it and the capability it needs, as `agent tools` shows them.
  */
 #include <errno.h>
 #include <string.h>
@@ -11,6 +11,7 @@
 #include "agent_config.h"
 #include "agent_session.h"
 #include "mgmt_internal.h"
+#include "tool_capability.h"
 #include "tool_registry.h"
 #include "tool_session.h"
 
@@ -19,19 +20,22 @@
 static bool put_tool(zcbor_state_t *zse, const struct tool_def *def,
 		     enum agent_tools_policy policy)
 {
-	bool available = tool_available(def);
+	const char *unavailable = tool_unavailable_reason(def);
+	enum tool_capability cap = tool_capability_of(def);
 
-	return zcbor_map_start_encode(zse, 6) && agent_mgmt_put_str(zse, "name", def->name) &&
+	return zcbor_map_start_encode(zse, 7) && agent_mgmt_put_str(zse, "name", def->name) &&
 	       agent_mgmt_put_str(zse, "domain", tool_domain_name(def->domain)) &&
 	       agent_mgmt_put_str(zse, "risk", tool_risk_name(def->risk)) &&
 	       agent_mgmt_put_str(zse, "available",
-				  available ? (tool_is_bootstrap(def) ? "bootstrap" : "yes")
-					    : "no") &&
+				  unavailable == NULL ? (tool_is_bootstrap(def) ? "bootstrap" : "yes")
+						      : "no") &&
 	       agent_mgmt_put_str(
 		       zse, "policy",
 		       tool_disposition_name(tool_policy_disposition(policy, def->risk))) &&
-	       agent_mgmt_put_str(zse, "needs", def->capability != NULL ? def->capability : "") &&
-	       zcbor_map_end_encode(zse, 6);
+	       agent_mgmt_put_str(zse, "needs",
+				  cap == TOOL_CAP_NONE ? "" : tool_capability_name(cap)) &&
+	       agent_mgmt_put_str(zse, "reason", unavailable != NULL ? unavailable : "") &&
+	       zcbor_map_end_encode(zse, 7);
 }
 
 int agent_mgmt_tools_read(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r)

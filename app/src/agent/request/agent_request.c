@@ -262,6 +262,7 @@ static int handle_call(struct agent_request *req, struct tool_session *session,
 {
 	static struct tool_ctx ctx;
 	const struct tool_def *def = tool_registry_find(st->name);
+	const char *unavailable;
 	char why[PROVIDER_MESSAGE_MAX - 40];
 	enum tool_disposition d;
 	bool confirmed = false;
@@ -270,6 +271,16 @@ static int handle_call(struct agent_request *req, struct tool_session *session,
 	if (def == NULL) {
 		say_error(req, "the model called an unknown tool: %.60s%s", st->name, "");
 		return -EPROTO;
+	}
+	unavailable = tool_unavailable_reason(def);
+	if (unavailable != NULL) {
+		/* Never offered and never run; the model learns why, as after a denial, so it can
+		 * explain instead of losing the turn (docs/tools.md "Availability"). */
+		snprintf(why, sizeof(why), "%s is not available: %s", def->name, unavailable);
+		stats.failed++;
+		structured("error", why, NULL, NULL);
+		req->hooks->tool_done(req->user, def->name, AGENT_TOOL_FAILED, why);
+		return 0;
 	}
 	if (!tool_session_is_advertised(session, def)) {
 		if (def->workflow_dependency && tool_session_offerable(session, def)) {

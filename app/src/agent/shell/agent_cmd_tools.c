@@ -2,11 +2,13 @@
  * `agent tools`: the registry as the model may see it: every tool compiled in, with its
  * domain, risk class, availability now, what the current policy does with it, and the
  * capability it needs. Bootstrap tools are marked; the others are offered through tool_search.
+ * An unavailable tool's row is followed by a line with the reason.
  */
 #include <errno.h>
 
 #include "agent_cmd_internal.h"
 #include "agent_print.h"
+#include "tool_capability.h"
 #include "tool_registry.h"
 #include "tool_session.h"
 
@@ -24,13 +26,17 @@ int agent_cmd_tools_exec(struct agent_console *console, int argc, char **argv)
 		     "available", "policy", "needs");
 	for (size_t i = 0; i < tool_registry_count(); i++) {
 		const struct tool_def *def = tool_registry_get(i);
-		bool available = tool_available(def);
+		const char *unavailable = tool_unavailable_reason(def);
 
 		agent_printf(console, "%-20s %-10s %-10s %-11s %-7s %s\n", def->name,
 			     tool_domain_name(def->domain), tool_risk_name(def->risk),
-			     available ? (tool_is_bootstrap(def) ? "bootstrap" : "yes") : "no",
+			     unavailable == NULL ? (tool_is_bootstrap(def) ? "bootstrap" : "yes")
+						 : "no",
 			     tool_disposition_name(tool_policy_disposition(cfg->tools, def->risk)),
-			     def->capability != NULL ? def->capability : "-");
+			     tool_capability_name(tool_capability_of(def)));
+		if (unavailable != NULL) {
+			agent_printf(console, "  unavailable: %s\n", unavailable);
+		}
 	}
 	agent_printf(console, "%u tools; at most %d offered per provider turn\n",
 		     (unsigned int)tool_registry_count(), TOOL_ADVERTISED_MAX);

@@ -80,6 +80,18 @@ int agent_network_get(struct agent_network_state *state)
 	return 0;
 }
 
+/* The simulated board's interfaces are its capabilities: Wi-Fi or Ethernet. */
+bool agent_network_present(void)
+{
+	bool present;
+
+	pthread_mutex_lock(&posix_board_lock);
+	present = (posix_board_current.info.caps & (AGENT_BOARD_CAP_WIFI | AGENT_BOARD_CAP_ETHERNET)) !=
+		  0u;
+	pthread_mutex_unlock(&posix_board_lock);
+	return present;
+}
+
 bool agent_sensor_family_present(enum agent_sensor_family family)
 {
 	bool present = false;

@@ -15,7 +15,8 @@
  * - Displays are the static devices with the display API.
  * - Network: the Wi-Fi station through NET_REQUEST_WIFI_IFACE_STATUS on the default
  *   interface, and that interface's preferred IPv4 address; netmask, gateway, access point
- *   and NAT are not read (unknown).
+ *   and NAT are not read (unknown). A network interface is present when the IP stack has a
+ *   default interface (net_if_get_default()); without CONFIG_NETWORKING there is none.
  * - Sensors: no battery or environmental service is part of this firmware yet, so both
  *   families are reported absent.
  */
@@ -47,8 +48,10 @@
 #if defined(CONFIG_DISPLAY)
 #include <zephyr/drivers/display.h>
 #endif
-#if defined(CONFIG_WIFI)
+#if defined(CONFIG_NETWORKING)
 #include <zephyr/net/net_if.h>
+#endif
+#if defined(CONFIG_WIFI)
 #include <zephyr/net/net_ip.h>
 #include <zephyr/net/net_mgmt.h>
 #include <zephyr/net/wifi_mgmt.h>
@@ -473,6 +476,16 @@ int agent_network_get(struct agent_network_state *state)
 	state->nat_known = true;
 #endif
 	return 0;
+}
+
+/* Any interface the IP stack has (Wi-Fi, Ethernet, an offloaded one such as native_sim's NSOS). */
+bool agent_network_present(void)
+{
+#if defined(CONFIG_NETWORKING)
+	return net_if_get_default() != NULL;
+#else
+	return false;
+#endif
 }
 
 /* ---- sensors ------------------------------------------------------------------------------- */

@@ -306,6 +306,23 @@ int agent_fs_statvfs(const char *path, struct agent_statvfs *stat)
 	return err;
 }
 
+/* Zephyr's list of mounts (fs_readmount walks it under the VFS lock); no driver is called. */
+bool agent_fs_mounted(const char *mount_point)
+{
+	const char *name = NULL;
+	int index = 0;
+
+	if (mount_point == NULL) {
+		return false;
+	}
+	while (fs_readmount(&index, &name) == 0) {
+		if (name != NULL && strcmp(name, mount_point) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
 int agent_fs_opendir(struct agent_dir **out, const char *path)
 {
 	struct agent_dir *dir = NULL;

@@ -7,12 +7,17 @@ storage_write the model asked for created no file)."""
 from __future__ import annotations
 
 import pytest
-from agent_host.testing.agent_tools import AskRun, ask, configure, tool_counters
+from agent_host.testing.agent_tools import AskRun, ask, configure, tool_counters, tool_table
 from agent_host.testing.sim_device import SimDevice
 from agent_host.testserver import Reply, Script, TestServer
-from agent_host.testserver.dialogue import ToolCall, tool_call_reply, tool_calls_reply
+from agent_host.testserver.dialogue import (
+    ToolCall,
+    text_reply,
+    tool_call_reply,
+    tool_calls_reply,
+)
 from agent_host.testserver.plans import Api
-from flash_image import exists
+from flash_image import exists, read_file
 from tool_checks import (
     API_PATH,
     APIS,
@@ -20,6 +25,7 @@ from tool_checks import (
     activated_names,
     bootstrap,
     invalid_arguments,
+    last_result,
     no_tools_offered,
     not_offered,
     several_calls,
@@ -168,3 +174,44 @@ def test_a_call_under_the_off_policy(sims, api: Api) -> None:
     assert run.errors == [no_tools_offered("tool_search")]
     assert run.outcomes == []
     counters_are(dut, 0, 0)
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.sim_only("starts the simulator with --sd at the folder of its own flash image")
+def test_the_flash_image_through_the_sd_folder(sims, api: Api) -> None:
+    """`--sd` at the folder that holds the flash image: the image (the settings with the key,
+    the conversations) is refused by every storage tool, whatever its spelling, and left
+    out of storage_list (issue 12, item 5). Before, storage_read_range read the key out of
+    /SD:/flash.bin and storage_write replaced the image."""
+    key = "sk-e2e-in-the-image-0123456789"
+    refusal = {"error": "the settings store is refused (it holds the API key)"}
+    dut = sims.start([f"--sd={sims.flash.parent}"])
+    with TestServer() as srv:
+        configure(dut, srv.url(API_PATH[api]), policy="confirm", key=key)
+        _, rows = tool_table(dut)
+        policy = {r.name: r.policy for r in rows}
+        at = sims.flash.read_bytes().find(key.encode())
+        assert at > 0
+        calls = [("storage_read_range",
+                  {"path": "/SD:/flash.bin", "offset": at, "length": len(key)}),
+                 ("storage_write", {"path": "/SD:/./Flash.BIN", "content": "gone\n"}),
+                 ("storage_list", {"path": "/SD:"})]
+        replies: list[Reply] = []
+        for i, (name, args) in enumerate(calls):
+            replies.append(tool_call_reply(api, "tool_search", {"query": name.replace("_", " ")},
+                                           f"call_s{i}", response_id=f"resp_s{i}"))
+            replies.append(tool_call_reply(api, name, args, f"call_{i}", response_id=f"resp_{i}"))
+        replies.append(text_reply(api, "The card holds nothing of mine.", response_id="resp_end"))
+        srv.set_script(Script(replies))
+        run = ask(dut, "look at the card", [b"y" for name, _ in calls if policy[name] == "asks"])
+        reqs = srv.wait_for_requests(len(replies))
+        srv.check()
+    assert run.errors == [], run.text
+    results = [last_result(reqs[2 * i + 2], api) for i in range(len(calls))]
+    assert results[:2] == [refusal, refusal]
+    listing = results[2]
+    assert isinstance(listing, dict) and "error" not in listing, listing
+    assert "flash.bin" not in [e["name"] for e in listing["entries"]], listing
+    assert all(key.encode() not in r.body for r in reqs)
+    assert dut.stop() == 0, dut.stderr_text()
+    assert key.encode() in read_file(sims.flash, ".settings")  # the image is whole

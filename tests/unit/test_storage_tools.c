@@ -15,6 +15,9 @@
 
 #include <cmocka.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "agent_config.h"
 #include "storage_test_util.h"
 #include "tool_registry.h"
@@ -248,6 +251,246 @@ static void test_settings_store_refused_by_every_tool(void **state)
 	assert_non_null(strstr(result, "\"matches\":[]"));
 	assert_non_null(strstr(result, "\"files_scanned\":1,"));
 	assert_non_null(strstr(result, "\"skipped_binary\":0,"));
+}
+
+/* storage_write of @p text to @p path; its result. */
+static int write_n_text(const char *path, const char *text)
+{
+	args_begin();
+	args_str("path", path, strlen(path));
+	args_str("content", text, strlen(text));
+	return args_run(&tool_storage_write);
+}
+
+/* Every spelling that reaches the agent's own .agent directory, as (cwd, path). */
+static const char *const agent_spellings[][2] = {
+	{"/lfs", ".agent"},
+	{"/lfs", "/lfs/.agent/conversations/conv1.bin"},
+	{"/lfs", ".agent/conversations/conv1.bin"},
+	{"/lfs", ".AGENT/conversations/conv1.bin"},
+	{"/lfs", ".Agent/Conversations/CONV1.BIN"},
+	{"/lfs", ".agent./conversations/conv1.bin"},
+	{"/lfs", ".agent /conversations/conv1.bin"},
+	{"/lfs", ".agent. ./conversations"},
+	{"/lfs", "//.agent//conversations//"},
+	{"/lfs", "./.agent/./conversations/."},
+	{"/lfs", "a/../.agent/conversations/conv1.bin"},
+	{"/lfs", "sub/../../lfs/.agent/conversations/conv1.bin"},
+	{"/", "lfs//.agent"},
+	{"/lfs", "deep/.agent/x"},
+	{"/lfs", "/SD:/.agent/conversations/conv1.bin"},
+	{"/lfs/.agent", "conversations/conv1.bin"},
+	{"/lfs/.agent/conversations", "."},
+	{"/lfs/.AGENT/conversations", "conv1.bin"},
+};
+
+/* The agent's own state (/lfs/.agent: its conversations): no tool reads, lists or writes
+ * it, in any spelling; one storage_write used to replace a conversation file. */
+static void test_agent_state_refused_by_every_tool(void **state)
+{
+	char buf[64];
+
+	(void)state;
+	assert_int_equal(agent_fs_mkdir("/lfs/.agent"), 0);
+	assert_int_equal(agent_fs_mkdir("/lfs/.agent/conversations"), 0);
+	put_text("/lfs/.agent/conversations/conv1.bin", "AGCV conversation");
+	for (size_t t = 0; t < TOOL_COUNT; t++) {
+		for (size_t i = 0; i < sizeof(agent_spellings) / sizeof(agent_spellings[0]); i++) {
+			test_cwd = agent_spellings[i][0];
+			int rc = run_on(all_tools[t], agent_spellings[i][1]);
+
+			if (rc != -EACCES || strcmp(last_error, storage_agent_refusal) != 0) {
+				fail_msg("%s cwd %s path %s: %d %s", all_tools[t]->name,
+					 agent_spellings[i][0], agent_spellings[i][1], rc,
+					 last_error);
+			}
+			assert_int_equal(result[0], '\0');
+		}
+	}
+	test_cwd = "/lfs";
+	assert_int_equal(get_file("/lfs/.agent/conversations/conv1.bin", buf, sizeof(buf)), 17);
+	assert_memory_equal(buf, "AGCV conversation", 17);
+	assert_false(path_exists("/lfs/.agent/conversations/" STORAGE_WRITE_STAGE_NAME));
+	/* Leaving .agent with ".." is an ordinary path; so are look-alike names. */
+	assert_int_equal(run_path(&tool_storage_stat, ".agent/../ok.txt"), 0);
+	assert_int_equal(run_path(&tool_storage_stat, ".agents"), 0);
+	assert_int_equal(run_path(&tool_storage_stat, ".agen"), 0);
+	assert_int_equal(run_path(&tool_storage_stat, "agent"), 0);
+	assert_int_equal(run_path(&tool_storage_stat, "x.agent"), 0);
+	assert_int_equal(run_path(&tool_storage_stat, ". agent"), 0);
+}
+
+/* Staging and backup names, in every spelling FAT takes for the same file: a name in the
+ * last place or on the way. (cwd, path, the name the refusal quotes.) */
+static const char *const stage_spellings[][3] = {
+	{"/lfs", STORAGE_WRITE_STAGE_NAME, ".agent_write.tmp"},
+	{"/lfs", ".AGENT_WRITE.TMP", ".AGENT_WRITE.TMP"},
+	{"/lfs", ".Agent_Write.Tmp", ".Agent_Write.Tmp"},
+	{"/lfs", ".agent_write.tmp.", ".agent_write.tmp."},
+	{"/lfs", ".agent_write.tmp ", ".agent_write.tmp "},
+	{"/lfs", ".agent_write.tmp. .", ".agent_write.tmp. ."},
+	{"/lfs", "wd/" STORAGE_PATCH_STAGE_NAME, ".agent_patch.tmp"},
+	{"/lfs", "//wd//./.AGENT_PATCH.TMP", ".AGENT_PATCH.TMP"},
+	{"/lfs", "wd/x/../.agent_patch.tmp", ".agent_patch.tmp"},
+	{"/lfs/wd", ".agent_patch.tmp", ".agent_patch.tmp"},
+	{"/lfs", ".agent_bak_0123abcd", ".agent_bak_0123abcd"},
+	{"/lfs", ".AGENT_BAK_", ".AGENT_BAK_"},
+	{"/lfs", "wd/.agent_bak_x/inner.txt", ".agent_bak_x"},
+	{"/lfs", ".agent_write.tmp/x", ".agent_write.tmp"},
+};
+
+static void test_stage_names_refused_by_every_tool(void **state)
+{
+	char want[128];
+
+	(void)state;
+	assert_int_equal(agent_fs_mkdir("/lfs/wd"), 0);
+	put_text("/lfs/" STORAGE_WRITE_STAGE_NAME, "left by a power cut");
+	for (size_t t = 0; t < TOOL_COUNT; t++) {
+		for (size_t i = 0; i < sizeof(stage_spellings) / sizeof(stage_spellings[0]); i++) {
+			test_cwd = stage_spellings[i][0];
+			int rc = run_on(all_tools[t], stage_spellings[i][1]);
+
+			snprintf(want, sizeof(want), "the name %s %s", stage_spellings[i][2],
+				 storage_stage_refusal);
+			if (rc != -EINVAL || strcmp(last_error, want) != 0) {
+				fail_msg("%s cwd %s path %s: %d %s", all_tools[t]->name,
+					 stage_spellings[i][0], stage_spellings[i][1], rc,
+					 last_error);
+			}
+			assert_int_equal(result[0], '\0');
+		}
+	}
+	test_cwd = "/lfs";
+	assert_false(path_exists("/lfs/wd/" STORAGE_PATCH_STAGE_NAME));
+	assert_false(path_exists("/lfs/.agent_bak_0123abcd"));
+	/* One byte short of a reserved name, or one byte more, is an ordinary name. */
+	assert_int_equal(run_path(&tool_storage_stat, ".agent_write.tm"), 0);
+	assert_int_equal(run_path(&tool_storage_stat, ".agent_write.tmpx"), 0);
+	assert_int_equal(run_path(&tool_storage_stat, ".agent_patch.tmp_"), 0);
+	assert_int_equal(run_path(&tool_storage_stat, ".agent_bak"), 0);
+	assert_int_equal(run_path(&tool_storage_stat, "x.agent_write.tmp"), 0);
+	assert_int_equal(write_n_text("wd/.agent_write.tmpx", "ordinary"), 0);
+}
+
+/* storage_list leaves out the agent's own state and the settings store, and only entries it
+ * shows count towards its bound; storage_search neither reads nor counts them. */
+static void test_list_and_search_hide_agent_state(void **state)
+{
+	char path[64];
+
+	(void)state;
+	assert_int_equal(agent_settings_set("agent/key", "sk-secret", 9), 0); /* /lfs/.settings */
+	assert_int_equal(agent_fs_mkdir("/lfs/.agent"), 0);
+	put_text("/lfs/.agent/conv1.bin", "sk-secret in a conversation");
+	put_text("/lfs/" STORAGE_WRITE_STAGE_NAME, "sk-secret staged");
+	put_text("/lfs/.AGENT_PATCH.TMP", "sk-secret staged");
+	put_text("/lfs/.agent_bak_12345678", "sk-secret backup");
+	put_text("/lfs/notes.txt", "nothing secret");
+	assert_int_equal(run_path(&tool_storage_list, "/lfs"), 0);
+	assert_string_equal(result, "{\"path\":\"/lfs\",\"entries\":[{\"name\":\"notes.txt\","
+				    "\"type\":\"file\",\"size\":14}],\"count\":1,"
+				    "\"truncated\":false}");
+	args_begin();
+	args_str("path", "/lfs", 4);
+	args_str("query", "sk-secret", 9);
+	assert_int_equal(args_run(&tool_storage_search), 0);
+	assert_non_null(strstr(result, "\"matches\":[]"));
+	assert_non_null(strstr(result, "\"files_scanned\":1,"));
+	/* The bound: LIST_MAX shown entries beside the hidden ones are not truncated (N), one more
+	 * is (N + 1). */
+	for (int i = 1; i < CONFIG_AGENT_STORAGE_LIST_MAX; i++) {
+		snprintf(path, sizeof(path), "/lfs/f%02d.txt", i);
+		put_text(path, "x");
+	}
+	assert_int_equal(run_path(&tool_storage_list, "/lfs"), 0);
+	assert_int_equal(member_int("count"), CONFIG_AGENT_STORAGE_LIST_MAX);
+	assert_false(member_bool("truncated"));
+	assert_null(strstr(result, ".agent"));
+	assert_null(strstr(result, ".settings"));
+	put_text("/lfs/one-more.txt", "x");
+	assert_int_equal(run_path(&tool_storage_list, "/lfs"), 0);
+	assert_int_equal(member_int("count"), CONFIG_AGENT_STORAGE_LIST_MAX);
+	assert_true(member_bool("truncated"));
+}
+
+/* The simulator's flash image seen through an SD folder that holds it (--sd at the image's
+ * folder): every tool refuses it, by any name, case or link; list and search leave it out;
+ * and the SD backend itself never opens, truncates, removes or renames it. */
+static void test_flash_image_through_the_sd_folder(void **state)
+{
+	static const char *const spellings[] = {
+		"/SD:/flash.bin", "/SD:/FLASH.BIN", "/SD:/./sub/../flash.bin", "/SD://Flash.Bin",
+		"/SD:/link.bin",  "/SD:/hard.bin",  "/SD:/dirlink/flash.bin",
+	};
+	char host[160];
+	struct agent_file *file = NULL;
+	struct stat before;
+	struct stat after;
+
+	(void)state;
+	assert_int_equal(agent_settings_set("agent/key", "sk-secret", 9), 0);
+	assert_int_equal(stat(image_path, &before), 0);
+	assert_int_equal(posix_sd_mount(scratch_dir), 0);
+	/* Links relative to the folder: one to the image, one to the folder itself. */
+	snprintf(host, sizeof(host), "%s/link.bin", scratch_dir);
+	assert_int_equal(symlink("flash.bin", host), 0);
+	snprintf(host, sizeof(host), "%s/hard.bin", scratch_dir);
+	assert_int_equal(link(image_path, host), 0);
+	snprintf(host, sizeof(host), "%s/dirlink", scratch_dir);
+	assert_int_equal(symlink(".", host), 0);
+	snprintf(host, sizeof(host), "%s/sub", scratch_dir);
+	assert_int_equal(mkdir(host, 0755), 0);
+	snprintf(host, sizeof(host), "%s/notes.txt", scratch_dir);
+	put_text("/SD:/notes.txt", "sk-secret is not here");
+
+	for (size_t t = 0; t < TOOL_COUNT; t++) {
+		for (size_t i = 0; i < sizeof(spellings) / sizeof(spellings[0]); i++) {
+			int rc = run_on(all_tools[t], spellings[i]);
+
+			if (rc != -EACCES || strcmp(last_error, storage_settings_refusal) != 0) {
+				fail_msg("%s path %s: %d %s", all_tools[t]->name, spellings[i], rc,
+					 last_error);
+			}
+			assert_int_equal(result[0], '\0');
+		}
+	}
+	/* The backend: no handle, no truncation, no removal, no new name. */
+	assert_int_equal(agent_fs_open(&file, "/SD:/flash.bin", AGENT_FS_O_READ), -EACCES);
+	assert_int_equal(agent_fs_open(&file, "/SD:/link.bin",
+				       AGENT_FS_O_WRITE | AGENT_FS_O_CREATE | AGENT_FS_O_TRUNC),
+			 -EACCES);
+	assert_int_equal(agent_fs_unlink("/SD:/flash.bin"), -EACCES);
+	assert_int_equal(agent_fs_unlink("/SD:/hard.bin"), -EACCES);
+	assert_int_equal(agent_fs_rename("/SD:/flash.bin", "/SD:/moved.bin"), -EACCES);
+	assert_int_equal(stat(image_path, &after), 0);
+	assert_int_equal(after.st_size, before.st_size);
+	assert_int_equal(after.st_ino, before.st_ino);
+	assert_false(path_exists("/SD:/moved.bin"));
+	/* list of the folder shows neither the image nor its links; search reads one file. */
+	assert_int_equal(run_path(&tool_storage_list, "/SD:"), 0);
+	assert_null(strstr(result, "flash.bin"));
+	assert_null(strstr(result, "link.bin"));
+	assert_null(strstr(result, "hard.bin"));
+	assert_non_null(strstr(result, "\"name\":\"notes.txt\""));
+	args_begin();
+	args_str("path", "/SD:", 4);
+	args_str("query", "sk-secret", 9);
+	assert_int_equal(args_run(&tool_storage_search), 0);
+	assert_non_null(strstr(result, "notes.txt"));
+	assert_null(strstr(result, "flash.bin"));
+	/* Other files of the folder are ordinary: the image's identity is what is refused. */
+	assert_int_equal(write_n_text("/SD:/flash2.bin", "mine"), 0);
+	assert_int_equal(agent_fs_unlink("/SD:/flash2.bin"), 0);
+
+	assert_int_equal(posix_sd_unmount(), 0);
+	for (size_t i = 0; i < 5; i++) {
+		static const char *const made[] = {"link.bin", "hard.bin", "dirlink", "notes.txt",
+						   "sub"};
+
+		snprintf(host, sizeof(host), "%s/%s", scratch_dir, made[i]);
+		assert_int_equal(i == 4 ? rmdir(host) : unlink(host), 0);
+	}
 }
 
 /* ---- storage_list ------------------------------------------------------------------------ */
@@ -1010,6 +1253,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_settings_store_refused_by_every_tool, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_ssh_refused_by_every_tool, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_agent_state_refused_by_every_tool, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_stage_names_refused_by_every_tool, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_list_and_search_hide_agent_state, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_flash_image_through_the_sd_folder, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_list_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_entries, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_long_names_stay_in_bound, setup,

@@ -271,7 +271,8 @@ int agent_settings_foreach(const char *subtree, agent_settings_visit_fn fn, void
  * Whether the absolute @p path names a file of the settings store: its file, or a name that
  * starts with the file's name in the same folder (what the store writes while replacing
  * it, such as "/lfs/.settings.tmp"). Tools that read or write files refuse these paths: the
- * store holds the API key. False on a store that keeps no file (NVS, ZMS).
+ * store holds the API key. False on a store that keeps no file (NVS, ZMS). On the simulator
+ * also the flash image file that holds the store, when a path on its SD folder reaches it.
  */
 bool agent_settings_is_store_path(const char *path);
 

@@ -67,6 +67,9 @@ static int list_exec(struct tool_ctx *ctx, const struct tool_args *args, struct 
 		if (err != 0 || entry.name[0] == '\0') {
 			break;
 		}
+		if (storage_entry_is_hidden(path, entry.name)) {
+			continue; /* the agent's own state: refused by every tool */
+		}
 		/* One entry past the bound only tells that there are more. */
 		if (count == CONFIG_AGENT_STORAGE_LIST_MAX) {
 			truncated = true;

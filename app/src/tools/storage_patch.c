@@ -391,10 +391,6 @@ static int patch_exec(struct tool_ctx *ctx, const struct tool_args *args, struct
 		return err;
 	}
 	storage_recover(path); /* a power cut may have left the name to its backup */
-	if (storage_path_is_stage(path)) {
-		return tool_fail(ctx, -EINVAL, "the name %s is reserved for staging",
-				 storage_path_base(path));
-	}
 	memset(&plan, 0, sizeof(plan));
 	plan.path = path;
 	if (!parse_digest(&args->v[1], given)) {

@@ -1,12 +1,13 @@
 /*
- * Path resolution and the .ssh rule of the storage tools (storage_path.h).
+ * Path resolution and the reserved names of the storage tools (storage_path.h).
  *
  * Resolution is lexical: neither littlefs nor FAT has symbolic links, so "a/../b" names
- * the same file as "b" on both. The .ssh rule is applied to the folded path, so every
- * spelling that reaches a .ssh directory ("a/../.ssh", "./.ssh/", "//.ssh//x", ".SSH",
- * ".ssh.") is caught, and again to the names the filesystem reports for the directories on
- * the way, which catches what only the filesystem knows (a FAT short name or a name FAT
- * folds to ".ssh").
+ * the same file as "b" on both. The reserved names (.ssh, the agent's own .agent directory,
+ * the staging and backup names) are checked on every name of the folded path, as FAT
+ * compares names (ASCII case folded, trailing dots and spaces dropped), so every spelling
+ * ("a/../.ssh", "./.ssh/", "//.ssh//x", ".SSH", ".ssh.", ".AGENT_WRITE.TMP") is caught; and
+ * again on the names the filesystem reports for the existing names on the way, which
+ * catches what only the filesystem knows (a FAT short name such as AGENT~1).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -19,28 +20,57 @@ const char storage_settings_refusal[] =
 	"the settings store is refused (it holds the API key)";
 const char storage_ssh_refusal[] =
 	"paths at or below a .ssh directory are refused (the device's SSH identity)";
+const char storage_agent_refusal[] =
+	"paths at or below a .agent directory are refused (the agent's own state: its "
+	"conversations)";
+const char storage_stage_refusal[] = "is reserved for staging";
 
 static char lower_ascii(char c)
 {
 	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
 }
 
-bool storage_name_is_ssh(const char *name, size_t len)
+/*
+ * Whether @p name (@p len bytes) is @p word as FAT compares names: ASCII letters without
+ * regard to case, trailing dots and spaces dropped. With @p prefix, whether it starts so.
+ */
+static bool fat_name_is(const char *name, size_t len, const char *word, bool prefix)
 {
-	static const char ssh[] = ".ssh";
+	size_t word_len = strlen(word);
 
 	while (len > 0 && (name[len - 1] == '.' || name[len - 1] == ' ')) {
 		len--;
 	}
-	if (len != sizeof(ssh) - 1u) {
+	if (prefix ? len < word_len : len != word_len) {
 		return false;
 	}
-	for (size_t i = 0; i < len; i++) {
-		if (lower_ascii(name[i]) != ssh[i]) {
+	for (size_t i = 0; i < word_len; i++) {
+		if (lower_ascii(name[i]) != word[i]) {
 			return false;
 		}
 	}
 	return true;
+}
+
+enum storage_name_kind storage_name_kind(const char *name, size_t len)
+{
+	if (fat_name_is(name, len, ".ssh", false)) {
+		return STORAGE_NAME_SSH;
+	}
+	if (fat_name_is(name, len, STORAGE_AGENT_DIR_NAME, false)) {
+		return STORAGE_NAME_AGENT;
+	}
+	if (fat_name_is(name, len, STORAGE_WRITE_STAGE_NAME, false) ||
+	    fat_name_is(name, len, STORAGE_PATCH_STAGE_NAME, false) ||
+	    fat_name_is(name, len, STORAGE_BACKUP_PREFIX, true)) {
+		return STORAGE_NAME_STAGE;
+	}
+	return STORAGE_NAME_ORDINARY;
+}
+
+bool storage_name_is_ssh(const char *name, size_t len)
+{
+	return storage_name_kind(name, len) == STORAGE_NAME_SSH;
 }
 
 const char *storage_path_base(const char *path)
@@ -50,13 +80,26 @@ const char *storage_path_base(const char *path)
 	return slash != NULL ? slash + 1 : path;
 }
 
-bool storage_path_is_stage(const char *path)
+bool storage_entry_is_hidden(const char *dir, const char *name)
 {
-	const char *base = storage_path_base(path);
+	char child[STORAGE_PATH_MAX + 1];
+	size_t dir_len = strlen(dir);
+	size_t name_len = strlen(name);
+	enum storage_name_kind kind = storage_name_kind(name, name_len);
 
-	return strcmp(base, STORAGE_WRITE_STAGE_NAME) == 0 ||
-	       strcmp(base, STORAGE_PATCH_STAGE_NAME) == 0 ||
-	       strncmp(base, STORAGE_BACKUP_PREFIX, sizeof(STORAGE_BACKUP_PREFIX) - 1u) == 0;
+	if (kind == STORAGE_NAME_AGENT || kind == STORAGE_NAME_STAGE) {
+		return true;
+	}
+	if (dir_len == 1u) {
+		dir_len = 0; /* the root "/" */
+	}
+	if (dir_len + 1u + name_len > STORAGE_PATH_MAX) {
+		return false; /* no path within the bound names it: no tool reaches it */
+	}
+	memcpy(child, dir, dir_len);
+	child[dir_len] = '/';
+	memcpy(child + dir_len + 1u, name, name_len + 1u);
+	return agent_settings_is_store_path(child);
 }
 
 void storage_backup_path(const char *path, char out[STORAGE_STAGE_PATH_MAX + 1])
@@ -136,7 +179,22 @@ static int fold(char *out, size_t *n, const char *s, size_t len)
 	return 0;
 }
 
-static bool has_ssh_name(const char *path)
+/* A reserved name found on a path: what it is, and how it is spelled. */
+struct reserved {
+	enum storage_name_kind kind;
+	char name[AGENT_FS_NAME_MAX + 1];
+};
+
+static bool reserved_is(struct reserved *r, const char *name, size_t len)
+{
+	r->kind = storage_name_kind(name, len);
+	memcpy(r->name, name, len);
+	r->name[len] = '\0';
+	return r->kind != STORAGE_NAME_ORDINARY;
+}
+
+/* Whether a name of the folded @p path is reserved: the first one in @p r. */
+static bool reserved_name(const char *path, struct reserved *r)
 {
 	const char *p = path;
 
@@ -146,7 +204,7 @@ static bool has_ssh_name(const char *path)
 		while (*p != '\0' && *p != '/') {
 			p++;
 		}
-		if (storage_name_is_ssh(start, (size_t)(p - start))) {
+		if (reserved_is(r, start, (size_t)(p - start))) {
 			return true;
 		}
 	}
@@ -154,10 +212,11 @@ static bool has_ssh_name(const char *path)
 }
 
 /*
- * Ask the filesystem for the name of each existing directory on the way (the mount point
- * itself skipped): a FAT volume reports the long name ".ssh" for any alias of it.
+ * Ask the filesystem for the name of each existing name on the way (the mount point itself
+ * skipped), the last one included: a FAT volume reports the long name (".ssh", ".agent",
+ * ".agent_write.tmp") for any alias of it, such as its short name.
  */
-static bool has_ssh_alias(const char *path)
+static bool reserved_alias(const char *path, struct reserved *r)
 {
 	char prefix[STORAGE_PATH_MAX + 1];
 	struct agent_dirent entry;
@@ -174,7 +233,7 @@ static bool has_ssh_alias(const char *path)
 		if (err == -ENOENT) {
 			return false; /* nothing deeper exists either */
 		}
-		if (err == 0 && storage_name_is_ssh(entry.name, strlen(entry.name))) {
+		if (err == 0 && reserved_is(r, entry.name, strlen(entry.name))) {
 			return true;
 		}
 		p = next;
@@ -182,9 +241,22 @@ static bool has_ssh_alias(const char *path)
 	return false;
 }
 
+static int refuse_reserved(struct tool_ctx *ctx, const struct reserved *r)
+{
+	switch (r->kind) {
+	case STORAGE_NAME_SSH:
+		return tool_fail(ctx, -EACCES, "%s", storage_ssh_refusal);
+	case STORAGE_NAME_AGENT:
+		return tool_fail(ctx, -EACCES, "%s", storage_agent_refusal);
+	default:
+		return tool_fail(ctx, -EINVAL, "the name %.64s %s", r->name, storage_stage_refusal);
+	}
+}
+
 int storage_path_resolve(struct tool_ctx *ctx, const char *path, size_t len,
 			 char out[STORAGE_PATH_MAX + 1])
 {
+	static struct reserved found; /* the tools run one at a time on the agent worker */
 	const char *cwd = ctx->cwd;
 	size_t n = 0;
 
@@ -211,8 +283,8 @@ int storage_path_resolve(struct tool_ctx *ctx, const char *path, size_t len,
 		out[n++] = '/';
 	}
 	out[n] = '\0';
-	if (has_ssh_name(out) || has_ssh_alias(out)) {
-		return tool_fail(ctx, -EACCES, "%s", storage_ssh_refusal);
+	if (reserved_name(out, &found) || reserved_alias(out, &found)) {
+		return refuse_reserved(ctx, &found);
 	}
 	if (agent_settings_is_store_path(out)) {
 		return tool_fail(ctx, -EACCES, "%s", storage_settings_refusal);

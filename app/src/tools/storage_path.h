@@ -1,7 +1,7 @@
 /*
- * Paths of the storage tools: resolution against the shell's current directory, the .ssh
- * rule, and the staging names storage_write and storage_patch use next to their target.
- * See docs/tools-storage.md "Paths".
+ * Paths of the storage tools: resolution against the shell's current directory, the
+ * reserved names (.ssh, the agent's own .agent directory, the staging names storage_write
+ * and storage_patch use next to their target). See docs/tools-storage.md "Paths".
  */
 #ifndef AGENT_STORAGE_PATH_H
 #define AGENT_STORAGE_PATH_H
@@ -25,6 +25,16 @@
  * file takes its name: this prefix and 8 hex digits of a hash of the target's name.
  */
 #define STORAGE_BACKUP_PREFIX ".agent_bak_"
+/* The agent's own directory on each volume (the conversation store: conv_store.c). */
+#define STORAGE_AGENT_DIR_NAME ".agent"
+
+/* What a name is to the storage tools, compared as FAT compares names. */
+enum storage_name_kind {
+	STORAGE_NAME_ORDINARY,
+	STORAGE_NAME_SSH,   /* ".ssh": the device's SSH identity */
+	STORAGE_NAME_AGENT, /* ".agent": the agent's own state */
+	STORAGE_NAME_STAGE, /* a staging or backup name of storage_write and storage_patch */
+};
 
 /* The cwd used when the context has none (or a relative one). */
 #define STORAGE_DEFAULT_CWD "/lfs"
@@ -33,10 +43,12 @@
  * Resolve @p path (@p len bytes) into an absolute path in @p out: relative paths start at
  * ctx->cwd; ".", "..", repeated and trailing slashes are folded ("/.." stays "/"). Refuses,
  * with a message in ctx->error: a NUL byte (-EINVAL), a result or a name longer than the
- * bounds (-ENAMETOOLONG), and any path at or below a .ssh directory, whatever its spelling
- * (-EACCES), checked on the folded names and on the names the filesystem reports for the
- * directories that exist (a FAT short or case-folded alias); and the files of the settings
- * store, which hold the API key (-EACCES, agent_settings_is_store_path()).
+ * bounds (-ENAMETOOLONG); any path with a reserved name on the way: at or below a .ssh or a
+ * .agent directory (-EACCES), or a staging or backup name (-EINVAL), whatever its spelling,
+ * checked on the folded names and on the names the filesystem reports for those that exist
+ * (a FAT short or case-folded alias); and the files of the settings store, which hold the
+ * API key (-EACCES, agent_settings_is_store_path(): on the simulator also its flash image
+ * reached through the SD folder).
  *
  * @return 0 or a negative errno (from tool_fail)
  */
@@ -44,13 +56,20 @@ int storage_path_resolve(struct tool_ctx *ctx, const char *path, size_t len,
 			 char out[STORAGE_PATH_MAX + 1]);
 
 /**
- * Whether the name @p name (@p len bytes) denotes ".ssh": compared case-insensitively and
- * without trailing dots and spaces, which FAT drops.
+ * What the name @p name (@p len bytes) is: compared without regard to ASCII case and
+ * without trailing dots and spaces, as FAT compares names (it drops those characters).
  */
+enum storage_name_kind storage_name_kind(const char *name, size_t len);
+
+/** Whether the name @p name (@p len bytes) denotes ".ssh" (storage_name_kind()). */
 bool storage_name_is_ssh(const char *name, size_t len);
 
-/** Whether the last name of @p path is a staging or backup name (reserved). */
-bool storage_path_is_stage(const char *path);
+/**
+ * Whether storage_list leaves out the entry @p name of the directory @p dir (a resolved
+ * path): the agent's own state, which every tool refuses: a .agent directory, a staging or
+ * backup name, a file of the settings store (agent_settings_is_store_path()).
+ */
+bool storage_entry_is_hidden(const char *dir, const char *name);
 
 /** The last name of the absolute @p path (after its last '/'). */
 const char *storage_path_base(const char *path);
@@ -69,5 +88,9 @@ void storage_backup_path(const char *path, char out[STORAGE_STAGE_PATH_MAX + 1])
 extern const char storage_ssh_refusal[];
 /** The error message of a path of the settings store (agent_settings_is_store_path()). */
 extern const char storage_settings_refusal[];
+/** The error message of a path at or below a .agent directory (the agent's own state). */
+extern const char storage_agent_refusal[];
+/** The end of the error message of a staging or backup name: "the name NAME " and this. */
+extern const char storage_stage_refusal[];
 
 #endif /* AGENT_STORAGE_PATH_H */

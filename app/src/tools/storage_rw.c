@@ -158,10 +158,6 @@ static int write_exec(struct tool_ctx *ctx, const struct tool_args *args, struct
 		return err;
 	}
 	storage_recover(path); /* a power cut may have left the name to its backup */
-	if (storage_path_is_stage(path)) {
-		return tool_fail(ctx, -EINVAL, "the name %s is reserved for staging",
-				 storage_path_base(path));
-	}
 	if (content->len > CONFIG_AGENT_STORAGE_IO_MAX_LEN) {
 		return tool_fail(ctx, -EFBIG, "content is longer than %d bytes",
 				 CONFIG_AGENT_STORAGE_IO_MAX_LEN);

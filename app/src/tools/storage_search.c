@@ -326,8 +326,8 @@ static void walk(struct search *s, uint32_t queued)
 				break;
 			}
 			name_len = strlen(entry.name);
-			if (storage_name_is_ssh(entry.name, name_len)) {
-				continue;
+			if (storage_name_kind(entry.name, name_len) != STORAGE_NAME_ORDINARY) {
+				continue; /* .ssh, the agent's own state, staging names */
 			}
 			if (!admit(s)) {
 				break;

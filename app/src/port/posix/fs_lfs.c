@@ -329,6 +329,13 @@ int posix_flash_mount(const char *image_path, uint32_t image_bytes, bool erase_f
 	}
 	fs_mounted = true;
 	pthread_mutex_unlock(&fs_lock);
+	{
+		struct stat st = {0};
+		bool known = fstat(fd, &st) == 0;
+
+		/* The SD folder never serves this file (fs_sd.c): it is the agent's state. */
+		posix_sd_set_flash_image(known, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+	}
 	return 0;
 }
 
@@ -388,6 +395,7 @@ int posix_flash_unmount(void)
 	}
 	fs_fd = -1;
 	pthread_mutex_unlock(&fs_lock);
+	posix_sd_set_flash_image(false, 0, 0);
 	return err;
 }
 

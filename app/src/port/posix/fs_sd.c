@@ -12,7 +12,10 @@
  * - seeking past the end is -EINVAL (fatfs_seek());
  * - names are matched without regard to ASCII letter case, and the characters FAT refuses
  *   in names ("*:<>?\| and control characters) are -ENOENT (FR_INVALID_NAME);
- * - "." and ".." components are refused (-ENOENT): paths are absolute.
+ * - "." and ".." components are refused (-ENOENT): paths are absolute;
+ * - the simulator's flash image file is never served (-EACCES), whatever name, link or case
+ *   reaches it (compared by st_dev and st_ino): a --sd folder that holds it would otherwise
+ *   hand the agent's state, the API key among it, to the storage tools.
  *
  * Reached only through the agent_fs_* entry points of fs_lfs.c, which route "/SD:" paths
  * and SD handles here after counting the call for fault injection. Errors are the host's
@@ -58,6 +61,35 @@ static bool sd_mounted;
 static char sd_root[PATH_MAX];
 static struct sd_file sd_files[POSIX_FS_FILE_SLOTS];
 static struct sd_dir sd_dirs[POSIX_FS_DIR_SLOTS];
+static bool image_valid;
+static uint64_t image_dev;
+static uint64_t image_ino;
+
+/* ---- the flash image ---------------------------------------------------------------------- */
+
+void posix_sd_set_flash_image(bool valid, uint64_t dev, uint64_t ino)
+{
+	pthread_mutex_lock(&sd_lock);
+	image_valid = valid;
+	image_dev = dev;
+	image_ino = ino;
+	pthread_mutex_unlock(&sd_lock);
+}
+
+/* Whether @p st is the flash image file. Lock held. */
+static bool sd_is_image(const struct stat *st)
+{
+	return image_valid && (uint64_t)st->st_dev == image_dev &&
+	       (uint64_t)st->st_ino == image_ino;
+}
+
+/* Whether the host path @p host (links followed) is the flash image file. Lock held. */
+static bool sd_host_is_image(const char *host)
+{
+	struct stat st;
+
+	return stat(host, &st) == 0 && sd_is_image(&st);
+}
 
 /* ---- mounting ----------------------------------------------------------------------------- */
 
@@ -238,6 +270,20 @@ static int sd_host_path(const char *path, char *out)
 	return 0;
 }
 
+bool posix_sd_is_flash_image(const char *path)
+{
+	char host[PATH_MAX];
+	bool image;
+
+	if (!posix_sd_owns_path(path)) {
+		return false;
+	}
+	pthread_mutex_lock(&sd_lock);
+	image = sd_host_path(path, host) == 0 && sd_host_is_image(host);
+	pthread_mutex_unlock(&sd_lock);
+	return image;
+}
+
 /* ---- handles ------------------------------------------------------------------------------ */
 
 bool posix_sd_owns_file(const struct agent_file *file)
@@ -345,14 +391,24 @@ int posix_sd_open(struct agent_file **out, const char *path, unsigned int flags)
 		err = -ENFILE;
 	}
 	if (err == 0) {
-		int fd = open(host, oflags, 0644);
+		/* Truncated only once it is known not to be the flash image. */
+		int fd = open(host, oflags & ~O_TRUNC, 0644);
 
 		if (fd < 0) {
 			err = -errno;
-		} else if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
-			err = S_ISDIR(st.st_mode) ? -EISDIR : -errno;
+		} else if (fstat(fd, &st) != 0) {
+			err = -errno;
+		} else if (S_ISDIR(st.st_mode)) {
+			err = -EISDIR;
+		} else if (sd_is_image(&st)) {
+			err = -EACCES;
+		} else if ((oflags & O_TRUNC) != 0) {
+			err = ftruncate(fd, 0) == 0 ? 0 : -errno;
+			st.st_size = 0;
+		}
+		if (fd >= 0 && err != 0) {
 			close(fd);
-		} else {
+		} else if (err == 0) {
 			*f = (struct sd_file){
 				.used = true,
 				.fd = fd,
@@ -537,6 +593,9 @@ int posix_sd_unlink(const char *path)
 	if (err == 0 && lstat(host, &st) != 0) {
 		err = -errno;
 	}
+	if (err == 0 && sd_host_is_image(host)) {
+		err = -EACCES;
+	}
 	if (err == 0 && (S_ISDIR(st.st_mode) ? rmdir(host) : unlink(host)) != 0) {
 		err = -errno;
 	}
@@ -561,6 +620,9 @@ int posix_sd_rename(const char *from, const char *to)
 	}
 	if (err == 0 && lstat(host_from, &st) != 0) {
 		err = -errno;
+	}
+	if (err == 0 && sd_host_is_image(host_from)) {
+		err = -EACCES;
 	}
 	/* A target found without regard to case is the same name on FAT. */
 	if (err == 0 && lstat(host_to, &st) == 0 && strcmp(host_from, host_to) != 0) {

@@ -34,6 +34,16 @@ int posix_sd_sync(struct agent_file *file);
  */
 int posix_sd_close(struct agent_file *file, int fault);
 
+/**
+ * The identity (st_dev, st_ino) of the flash image file mounted at "/lfs" (fs_lfs.c, at
+ * mount; @p valid false at unmount). The SD folder never serves that file, whatever name,
+ * link or case reaches it: open, unlink and rename of it are -EACCES. It holds the agent's
+ * state: the settings (the API key among them) and the conversations.
+ */
+void posix_sd_set_flash_image(bool valid, uint64_t dev, uint64_t ino);
+/** Whether @p path (on "/SD:", a card mounted) reaches the flash image file. */
+bool posix_sd_is_flash_image(const char *path);
+
 int posix_sd_unlink(const char *path);
 /** -EEXIST when @p to exists (FatFs's f_rename); -EINVAL unless both paths are on "/SD:". */
 int posix_sd_rename(const char *from, const char *to);

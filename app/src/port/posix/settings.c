@@ -25,6 +25,7 @@
 
 #include "agent_port.h"
 #include "posix_fs_internal.h"
+#include "posix_sd.h"
 #include "settings_names.h"
 
 #include <errno.h>
@@ -443,6 +444,7 @@ int agent_settings_foreach(const char *subtree, agent_settings_visit_fn fn, void
 
 bool agent_settings_is_store_path(const char *path)
 {
-	/* SETTINGS_TMP_PATH starts with SETTINGS_PATH, so both are covered. */
-	return agent_settings_path_in_store(path, SETTINGS_PATH);
+	/* SETTINGS_TMP_PATH starts with SETTINGS_PATH, so both are covered; and the flash image
+	 * file that holds them, when the SD folder reaches it (fs_sd.c never serves it). */
+	return agent_settings_path_in_store(path, SETTINGS_PATH) || posix_sd_is_flash_image(path);
 }

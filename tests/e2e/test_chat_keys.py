@@ -201,9 +201,9 @@ def test_confirmation_inside_the_chat(sims, api: Api, answer: bytes) -> None:
         term.wait(lambda: term.status.rstrip().endswith("confirm?"), "the confirmation")
         term.settle(0.1)
         end = term.find_row("Allow once? [y/N]")
-        assert term.transcript[end - 2:end + 1] == [
-            f"[tool call] storage_write {args}", f"[confirm] storage_write {args}",
-            "Allow once? [y/N]"], term.dump()
+        assert term.transcript[end - 4:end + 1] == [
+            f"[tool call] storage_write {args}", "[confirm] storage_write",
+            '  path: "notes.txt"', '  content: "hi"', "Allow once? [y/N]"], term.dump()
         term.type(answer)
         term.wait(term.idle, "the end of the request")
         reqs = srv.wait_for_requests(3)

@@ -7,6 +7,7 @@ counters of `agent status` follow every outcome."""
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 
 import pytest
@@ -71,8 +72,12 @@ def run_write(dut: SimDevice, api: Api, answer: bytes | None) -> tuple[AskRun, o
 
 
 def confirm_lines(shown: str) -> list[str]:
+    """The call, the confirmation (one line per argument, canonical JSON values) and the
+    question answered with @shown."""
     return [f"[tool call] storage_write {WRITE.arguments_text}",
-            f"[confirm] storage_write {WRITE.arguments_text}",
+            "[confirm] storage_write",
+            '  path: "notes.txt"',
+            f"  content: {json.dumps(CONTENT, ensure_ascii=False)}",
             f"Allow once? [y/N] {shown}"]
 
 
@@ -175,7 +180,8 @@ def test_an_answer_typed_as_soon_as_the_question_shows_counts(sims, api: Api) ->
 
 @pytest.mark.parametrize("api", APIS)
 def test_the_question_shows_every_argument(sims, api: Api) -> None:
-    """`[tool call]` cuts the arguments at 200 bytes; the question shows all of them."""
+    """`[tool call]` cuts the arguments at 200 bytes; the question shows all of them (600
+    bytes fit an 80x24 console whole, the value going on in continuation lines)."""
     long_write = ToolCall("storage_write", {"path": "long.txt", "content": "x" * 600}, "call_l")
     replies = [
         tool_call_reply(api, SEARCH.name, SEARCH.arguments, SEARCH.call_id, response_id="resp_s"),
@@ -191,10 +197,13 @@ def test_the_question_shows_every_argument(sims, api: Api) -> None:
         srv.check()
     text = long_write.arguments_text
     assert f"[tool call] storage_write {text[:200]}..." in run.lines
-    question = next(x for x in run.lines if x.startswith("[confirm] "))
-    shown = len(question) - len("[confirm] storage_write ")
-    assert question == f"[confirm] storage_write {text}", (
-        f"the question shows {shown} of the {len(text)} bytes of arguments")
+    at = run.lines.index("[confirm] storage_write")
+    block = run.lines[at + 1:run.lines.index("Allow once? [y/N] n")]
+    assert block[0] == '  path: "long.txt"'
+    assert all(x.startswith("    ") for x in block[2:]), block
+    content = block[1] + "".join(x.removeprefix("    ") for x in block[2:])
+    assert content == f'  content: "{"x" * 600}"', (
+        f"the question shows {content.count('x')} of the 600 bytes of content")
     assert run.outcomes[-1] == "[tool] storage_write: denied (not allowed)"
 
 

@@ -65,10 +65,17 @@ class AskRun:
 
     @property
     def answer(self) -> str:
-        """The streamed answer: every line that is not a tool, confirm, error or usage line."""
+        """The streamed answer: every line that is not a tool, confirm, error or usage line
+        (a confirmation is its `[confirm] NAME` line and the argument lines under it)."""
         marks = ("[tool call] ", "[tool] ", "[confirm] ", "Allow once? [y/N]", "(no answer",
                  "agent: ", "tokens: ")
-        return "\n".join(x for x in self.lines if x and not x.startswith(marks))
+        kept = []
+        confirming = False
+        for x in self.lines:
+            confirming = x.startswith("[confirm] ") or (confirming and x.startswith("  "))
+            if x and not confirming and not x.startswith(marks):
+                kept.append(x)
+        return "\n".join(kept)
 
 
 def ask(dut: SimDevice, prompt: str, answers: Sequence[bytes | None] = (),

@@ -13,6 +13,7 @@
 #include "agent_cmd.h"
 #include "agent_cmd_internal.h"
 #include "agent_confirm.h"
+#include "agent_confirm_text.h"
 #include "agent_jobs.h"
 #include "agent_keys.h"
 #include "agent_print.h"
@@ -133,24 +134,35 @@ static void on_tool_done(void *user, const char *name, enum agent_tool_outcome o
 	ask.line_open = false;
 }
 
-/* Show the exact arguments and wait for y (allow), n or Enter (deny), Esc (cancel). */
+static void confirm_line(void *user, const char *line, size_t len)
+{
+	(void)user;
+	safe_out(line, len);
+}
+
+/* Show the call and wait for y (allow), n or Enter (deny), Esc (cancel). */
 static int on_confirm(void *user, const char *name, const char *arguments, size_t len)
 {
+	uint16_t cols = 80;
+	uint16_t rows = 24;
 	bool timed_out;
 	int answer;
 
 	(void)user;
 	end_line();
 	agent_confirm_arm();
-	/* Every byte of the arguments (up to 4095), not cut by a formatted line's buffer, and
-	 * nothing in them that could move the cursor or fake the question. */
+	/* The name and every argument, escaped, in lines that leave the question on the screen
+	 * (agent_confirm_text.h): nothing in them can move the cursor, fake the question or
+	 * push the name or a path out of sight. 80x24 unless the console knows its size. */
+	if (agent_console_size(ask.console, &cols, &rows) != 0) {
+		cols = 80;
+		rows = 24;
+	}
 	agent_text_filter_reset(&ask.filter);
-	out("[confirm] ", 10);
-	safe_outs(name);
-	out(" ", 1);
-	safe_out(arguments, len);
+	(void)agent_confirm_text(name, arguments, len, cols, rows > 1 ? rows - 1u : 1u,
+				 confirm_line, NULL);
 	agent_text_filter_reset(&ask.filter);
-	agent_puts(ask.console, "\nAllow once? [y/N] ");
+	agent_puts(ask.console, "Allow once? [y/N] ");
 	answer = agent_confirm_wait(&timed_out);
 	if (timed_out) {
 		agent_puts(ask.console, "\n(no answer: denied)\n");

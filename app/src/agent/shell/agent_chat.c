@@ -20,6 +20,7 @@
 #include "agent_chat_internal.h"
 #include "agent_cmd_internal.h"
 #include "agent_confirm.h"
+#include "agent_confirm_text.h"
 #include "agent_jobs.h"
 #include "agent_keys.h"
 #include "agent_print.h"
@@ -135,19 +136,26 @@ static void on_tool_done(void *user, const char *name, enum agent_tool_outcome o
 	agent_chat.label_due = true;
 }
 
+static void confirm_line(void *user, const char *line, size_t len)
+{
+	(void)user;
+	screen_append(line, len, SCREEN_PLAIN);
+}
+
 static int on_confirm(void *user, const char *name, const char *arguments, size_t len)
 {
-	char head[PROVIDER_NAME_MAX + 16];
+	uint16_t cols;
+	uint16_t rows;
 	bool timed_out;
 	int answer_key;
 
 	(void)user;
 	agent_confirm_arm();
 	screen_end_line();
-	snprintf(head, sizeof(head), "[confirm] %s ", name);
-	screen_append(head, strlen(head), SCREEN_PLAIN);
-	screen_append(arguments, len, SCREEN_PLAIN);
-	screen_end_line();
+	/* The name and every argument, escaped, in lines that leave the question on the
+	 * transcript's screen (agent_confirm_text.h). */
+	screen_transcript_size(&cols, &rows);
+	(void)agent_confirm_text(name, arguments, len, cols, rows - 1u, confirm_line, NULL);
 	screen_append("Allow once? [y/N] ", 18, SCREEN_PLAIN);
 	screen_set_state("confirm?");
 	answer_key = agent_confirm_wait(&timed_out);

@@ -511,3 +511,11 @@ void screen_page(int pages)
 	}
 	unlock();
 }
+
+void screen_transcript_size(uint16_t *cols, uint16_t *rows)
+{
+	lock();
+	*cols = scr.cols > 0 ? scr.cols : SCREEN_COLS_MIN;
+	*rows = scr.height > 0 ? scr.height : SCREEN_ROWS_MIN - 2u;
+	unlock();
+}

@@ -60,4 +60,7 @@ void screen_set_input(const char *label, const char *text, size_t len);
 /** Page the transcript: @p pages > 0 back (Page Up), < 0 forward (Page Down). */
 void screen_page(int pages);
 
+/** The transcript's size on the open screen (or the last one): columns and rows. */
+void screen_transcript_size(uint16_t *cols, uint16_t *rows);
+
 #endif /* AGENT_SCREEN_H */

@@ -1290,8 +1290,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_search_result_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_search_cancelled, setup, teardown),
 		cmocka_unit_test(test_definitions),
-		cmocka_unit_test(test_schemas_fit_one_turn),
-		cmocka_unit_test(test_discovery_picks_stat_for_existence),
+		/* With /lfs mounted: storage tools are offered only while a filesystem is. */
+		cmocka_unit_test_setup_teardown(test_schemas_fit_one_turn, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_discovery_picks_stat_for_existence, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -245,6 +245,42 @@ static void test_width_bound_at_n_and_n_plus_one(void **state)
 	assert_string_equal(lines[2], "    \\u202e\"");
 }
 
+/* The clamps: at most 48 lines and 254 columns a line however large the screen, at least 2
+ * lines and 19 columns however small. */
+static void test_size_bounds_at_n_and_n_plus_one(void **state)
+{
+	static char args[4096];
+	size_t len = 0;
+
+	(void)state;
+	len += (size_t)snprintf(args, sizeof(args), "{\"long\":\"%600s\"", "");
+	memset(strchr(args, ' '), 'v', 600);
+	for (int i = 0; i < 60; i++) {
+		len += (size_t)snprintf(args + len, sizeof(args) - len, ",\"m%d\":%d", i, i);
+	}
+	snprintf(args + len, sizeof(args) - len, "}");
+	assert_int_equal(runs("t", args, 80, 47), 47);
+	assert_int_equal(runs("t", args, 80, 48), 48);
+	assert_int_equal(runs("t", args, 80, 49), 48);
+	assert_string_equal(lines[47], "  \xe2\x80\xa6 (+15 more arguments)");
+	assert_int_equal(runs("t", "{\"a\":1,\"b\":2}", 80, 1), 2);
+	assert_int_equal(runs("t", "{\"a\":1,\"b\":2}", 80, 2), 2);
+	assert_int_equal(runs("t", "{\"a\":1,\"b\":2}", 80, 3), 3);
+	/* 600 v on lines of 254 (255 columns) and of 254 still (256 columns) */
+	snprintf(args, sizeof(args), "{\"long\":\"%600s\"}", "");
+	memset(strchr(args, ' '), 'v', 600);
+	runs("t", args, 255, 10);
+	assert_int_equal(columns(lines[1]), 254);
+	runs("t", args, 256, 10);
+	assert_int_equal(columns(lines[1]), 254);
+	runs("t", args, 254, 10);
+	assert_int_equal(columns(lines[1]), 253);
+	runs("t", args, 19, 40);
+	assert_int_equal(columns(lines[1]), 19);
+	runs("t", args, 21, 40);
+	assert_int_equal(columns(lines[1]), 20);
+}
+
 static void test_more_members_than_lines(void **state)
 {
 	(void)state;
@@ -337,6 +373,7 @@ int main(void)
 		cmocka_unit_test(test_short_values_stay_whole_next_to_a_long_one),
 		cmocka_unit_test(test_height_bound_at_n_and_n_plus_one),
 		cmocka_unit_test(test_width_bound_at_n_and_n_plus_one),
+		cmocka_unit_test(test_size_bounds_at_n_and_n_plus_one),
 		cmocka_unit_test(test_more_members_than_lines),
 		cmocka_unit_test(test_odd_inputs),
 		cmocka_unit_test(test_generated_arguments_fit_every_screen),

@@ -409,14 +409,6 @@ bool posix_fs_is_mounted(void)
 	return mounted;
 }
 
-/* ---- Fault injection (tests) -------------------------------------------------------------- */
-
-static void fs_fault_arm(long first, long last, int err)
-{
-	pthread_mutex_lock(&fs_lock);
-	fs_fault_calls = 0;
-	fs_fault_first = first;
-	fs_fault_last = last;
 /* Not a fault-injection point: it touches no file, so the tests' call counts stay as they were. */
 bool agent_fs_mounted(const char *mount_point)
 {
@@ -450,6 +442,14 @@ void posix_fs_forget_cached(void)
 	pthread_mutex_unlock(&fs_lock);
 }
 
+/* ---- Fault injection (tests) -------------------------------------------------------------- */
+
+static void fs_fault_arm(long first, long last, int err)
+{
+	pthread_mutex_lock(&fs_lock);
+	fs_fault_calls = 0;
+	fs_fault_first = first;
+	fs_fault_last = last;
 	fs_fault_err = err;
 	pthread_mutex_unlock(&fs_lock);
 }

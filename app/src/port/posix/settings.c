@@ -220,8 +220,8 @@ static int settings_lookup(const char *key, void *buf, size_t len)
 		found = (int)rec.value_len;
 	}
 	agent_fs_close(file);
-	return ret < 0 ? ret : found;
 	agent_wipe(&rec, sizeof(rec)); /* it may hold the key, see the file comment */
+	return ret < 0 ? ret : found;
 }
 
 static int settings_write_record(struct agent_file *file, const char *key, size_t key_len,
@@ -248,8 +248,8 @@ static int settings_write_record(struct agent_file *file, const char *key, size_
 	buf[n++] = (uint8_t)(crc >> 24);
 
 	ret = agent_fs_write(file, buf, n);
-	if (ret < 0) {
 	agent_wipe(buf, n);
+	if (ret < 0) {
 		return ret;
 	}
 	return ret == (int)n ? 0 : -EIO;
@@ -270,8 +270,8 @@ static int settings_copy_others(struct agent_file *src, struct agent_file *dst, 
 			break;
 		}
 	}
-	return ret;
 	agent_wipe(&rec, sizeof(rec));
+	return ret;
 }
 
 /* Writes the file anew with @p key changed (or removed when @p value_len is 0). */
@@ -364,9 +364,9 @@ static int settings_change(const char *key, const void *value, size_t len)
 	}
 	ret = settings_rewrite(key, (size_t)key_len, value, len);
 out:
-	settings_leave();
 	agent_wipe(current, sizeof(current));
 	posix_fs_forget_cached();
+	settings_leave();
 	return ret;
 }
 
@@ -437,8 +437,8 @@ int agent_settings_foreach(const char *subtree, agent_settings_visit_fn fn, void
 	}
 	settings_walk_depth--;
 	agent_fs_close(file);
-	settings_leave();
 	agent_wipe(&rec, sizeof(rec));
+	settings_leave();
 	return ret;
 }
 

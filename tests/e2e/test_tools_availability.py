@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from agent_host.testing.agent_tools import ToolRow, ask, configure, tool_counters, tool_table
 from agent_host.testing.twister_device import TwisterDevices
+from agent_host.testing.twister_tls import dotconfig
 from agent_host.testserver import Script, TestServer
 from agent_host.testserver.dialogue import (
     ToolCall,
@@ -52,7 +53,7 @@ def rows_by_name(rows: list[ToolRow]) -> dict[str, ToolRow]:
     return {r.name: r for r in rows}
 
 
-def dotconfig(path: Path) -> dict[str, str]:
+def kconfig_values(path: Path) -> dict[str, str]:
     values = {}
     for line in path.read_text().splitlines():
         if line.startswith("CONFIG_") and "=" in line:
@@ -94,7 +95,7 @@ def test_every_unavailable_tool_says_why(sims) -> None:
         if row.name in STORAGE:
             assert (row.needs, row.available) == ("filesystem", "yes"), row
     if isinstance(sims, TwisterDevices):
-        must = firmware_unavailable(dotconfig(sims.build_dir / "zephyr" / ".config"))
+        must = firmware_unavailable(kconfig_values(dotconfig(sims.build_dir)))
         print("unavailable on this image:",
               {r.name: r.reason for r in rows if r.available == "no"})
         for name in must & set(by_name):

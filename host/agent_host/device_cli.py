@@ -1,5 +1,5 @@
 """The device commands of `agent-host` / `west agent`: config, status, forget, list, export,
-delete, tools (over the agent SMP group) and shell (the device console).
+delete, tools, man (over the agent SMP group) and shell (the device console).
 
 docs/host-cli.md lists every option, message and exit status.
 """
@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from . import convfile, terminal
+from . import convfile, man_pages, terminal
 from .errors import TransportError, UsageError
 from .mgmt import messages
 from .mgmt.device import DEFAULT_TIMEOUT, Device, open_device
@@ -316,6 +316,15 @@ def cmd_tools(args: argparse.Namespace) -> int:
 
 
 # -- shell -------------------------------------------------------------------------------------
+# -- man ---------------------------------------------------------------------------------------
+def cmd_man_install(args: argparse.Namespace) -> int:
+    return _run(args, man_pages.install)
+
+
+def cmd_man_remove(args: argparse.Namespace) -> int:
+    return _run(args, man_pages.remove)
+
+
 def cmd_shell(args: argparse.Namespace) -> int:
     if args.udp or args.ble:
         raise UsageError("shell needs the console's serial port (--port); UDP and BLE carry "
@@ -387,6 +396,36 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
                                    "the policy does with it, and what it needs.")
     add_connection_options(p)
     p.set_defaults(run=cmd_tools)
+
+    p = sub.add_parser(
+        "man", help="install a verified reference page on the device's SD card",
+        description="A page on the SD card replaces the built-in page of its topic for `man "
+                    "TOPIC` and firmware_reference only when its SHA-256 is the one recorded "
+                    "on the device (docs/reference-format.md, 'SD overrides').")
+    man_sub = p.add_subparsers(dest="man_command", metavar="{install,remove}", required=True)
+    q = man_sub.add_parser(
+        "install", help="write PAGE onto the card and record its SHA-256 on the device",
+        description="Writes PAGE to CARD/man/TOPIC.md and records its SHA-256 on the "
+                    "device's LittleFS over SMP. PAGE is a page of docs/reference/ (its front "
+                    "matter is taken off) or a page as the card holds it: the body, a line "
+                    "'## Contract', the contract.")
+    q.add_argument("page", metavar="PAGE", help="the page file")
+    q.add_argument("--card", required=True, metavar="DIR",
+                   help="the SD card's folder on this host (a card reader's mount, or the "
+                        "simulator's --sd folder)")
+    q.add_argument("--topic", metavar="TOPIC",
+                   help="the built-in page it replaces (default: the front matter's topic, "
+                        "else PAGE's name without .md)")
+    add_connection_options(q)
+    q.set_defaults(run=cmd_man_install)
+    q = man_sub.add_parser(
+        "remove", help="forget TOPIC's digest on the device (and delete the card's page)",
+        description="Forgets the SHA-256 recorded for TOPIC, so the device serves its built-in "
+                    "page again; with --card also deletes CARD/man/TOPIC.md.")
+    q.add_argument("topic", metavar="TOPIC", help="the page's topic")
+    q.add_argument("--card", metavar="DIR", help="also delete the page from this card folder")
+    add_connection_options(q)
+    q.set_defaults(run=cmd_man_remove)
 
     p = sub.add_parser(
         "shell", help="an interactive terminal on the device console",

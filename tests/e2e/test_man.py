@@ -1,13 +1,26 @@
 """`man TOPIC` and `man -k WORD...` on the simulator's console: the reference pages built
-from docs/reference/ for this configuration, and every error line."""
+from docs/reference/ for this configuration, and every error line; and the verified SD
+overrides that `agent-host man install` puts on the simulator's card (docs/reference-format.md,
+"SD overrides"): served when they verify, refused with a notice (and the built-in page
+served) when a byte changed, when no digest is recorded, when larger than 8192 bytes."""
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from agent_host.mgmt import Endpoint, open_device
+from agent_host.testing.agent_tools import ask, configure
 from agent_host.testing.sim_device import SimDevice
+from agent_host.testserver import Script, TestServer
+from agent_host.testserver.dialogue import text_reply, tool_call_reply
 
 REPO_DIR = Path(__file__).resolve().parents[2]
 PAGES_DIR = REPO_DIR / "docs" / "reference"
@@ -92,3 +105,146 @@ def test_usage_and_help(dut: SimDevice) -> None:
     assert any(line.startswith("  man ") for line in dut.exec_command("help"))
     # The shell is still fine afterwards.
     assert dut.exec_command("agent status")[0].startswith("version:")
+
+
+# -- verified SD overrides --------------------------------------------------------------------
+AGENT_HOST = Path(sys.executable).with_name("agent-host")
+CARD_BODY = "# gpio - from the card\n\nThis page came from the SD card."
+CARD_CONTRACT = "card contract: gpio_read {slot} -> level"
+CARD_PAGE = f"{CARD_BODY}\n\n## Contract\n\n{CARD_CONTRACT}\n"
+BUILTIN_FIRST_LINE = "# gpio - inspecting pins"
+PAGE_MAX = 8192
+SD_ONLY = pytest.mark.sim_only("the simulator's --sd folder, and agent-host over its pty")
+
+
+def host(dut: SimDevice, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("AGENT_KEY", "AGENT_PORT")}
+    return subprocess.run([str(AGENT_HOST), *args, "--port", dut.pty_path], capture_output=True,
+                          text=True, timeout=60, env=env, check=False)
+
+
+def record(dut: SimDevice, topic: str, data: bytes) -> None:
+    """Record the SHA-256 of @data for @topic over SMP, as agent-host does, without its checks."""
+    async def go() -> None:
+        async with open_device(Endpoint("serial", dut.pty_path), 10.0) as device:
+            await device.man_record(topic, hashlib.sha256(data).hexdigest())
+
+    asyncio.run(go())
+
+
+def refused(topic: str, why: str) -> str:
+    return f"man: /SD:/man/{topic}.md refused: {why}; the built-in page follows"
+
+
+def card_with_page(sims, tmp_path: Path) -> tuple[SimDevice, Path]:
+    card = tmp_path / "card"
+    dut = sims.start([f"--sd={card}"])
+    page = tmp_path / "gpio.md"
+    page.write_text(CARD_PAGE)
+    result = host(dut, "man", "install", str(page), "--card", str(card))
+    digest = hashlib.sha256(CARD_PAGE.encode()).hexdigest()
+    assert (result.returncode, result.stderr) == (0, ""), result
+    assert result.stdout == (f"gpio: {len(CARD_PAGE)} bytes, sha256 {digest}; written to "
+                             f"{card / 'man' / 'gpio.md'} and recorded on the device\n")
+    assert (card / "man" / "gpio.md").read_text() == CARD_PAGE
+    return dut, card
+
+
+@SD_ONLY
+def test_a_verified_page_is_served_and_a_tampered_one_refused(sims, tmp_path: Path) -> None:
+    dut, card = card_with_page(sims, tmp_path)
+    lines = dut.exec_command("man gpio")
+    assert lines == [CARD_BODY.split("\n")[0], CARD_BODY.split("\n")[2], "## Contract",
+                     CARD_CONTRACT]
+    # Held in its PSRAM pool block while printed, given back right after.
+    pools = [x.split() for x in dut.exec_command("agent status") if x.startswith("pool:")]
+    assert ["pool:", "man", "1/1", "free", "(lowest", "0),", "8192", "B", "blocks,",
+            "psram"] in pools
+    # One byte changed on the card: refused with a notice, the built-in page served.
+    path = card / "man" / "gpio.md"
+    data = bytearray(path.read_bytes())
+    data[len(CARD_BODY) + 5] ^= 0x20
+    path.write_bytes(bytes(data))
+    lines = dut.exec_command("man gpio")
+    assert lines[0] == refused(
+        "gpio", "its SHA-256 is not the one recorded when it was installed")
+    assert lines[1] == BUILTIN_FIRST_LINE
+    assert not any("card" in line for line in lines[1:])
+    # Put back: served again; removed: the built-in page without a notice.
+    path.write_text(CARD_PAGE)
+    assert dut.exec_command("man gpio")[0] == CARD_BODY.split("\n")[0]
+    result = host(dut, "man", "remove", "gpio", "--card", str(card))
+    assert (result.returncode, result.stdout) == (
+        0, "gpio: digest forgotten; the device serves its built-in page\n"), result
+    assert not path.exists()
+    assert dut.exec_command("man gpio")[0] == BUILTIN_FIRST_LINE
+
+
+@SD_ONLY
+def test_an_unlisted_page_is_refused(sims, tmp_path: Path) -> None:
+    card = tmp_path / "card"
+    (card / "man").mkdir(parents=True)
+    (card / "man" / "tls.md").write_text(CARD_PAGE)
+    dut = sims.start([f"--sd={card}"])
+    lines = dut.exec_command("man tls")
+    assert lines[0] == refused("tls", "no digest is recorded for it on the device")
+    assert lines[1].startswith("# tls - ")
+    # Without the card the page is not looked for: the built-in page, no notice.
+    assert dut.stop() == 0
+    assert sims.start().exec_command("man tls")[0].startswith("# tls - ")
+
+
+def sized_page(size: int) -> bytes:
+    """A page of exactly @size bytes."""
+    tail = b"\n## Contract\nc\n"
+    body = bytearray(b"b" * (size - len(tail)))
+    body[79::80] = b"\n" * len(body[79::80])
+    return bytes(body) + tail
+
+
+@SD_ONLY
+def test_page_size_bound(sims, tmp_path: Path) -> None:
+    card = tmp_path / "card"
+    dut = sims.start([f"--sd={card}"])
+    page = tmp_path / "gpio.md"
+    # N bytes: installed and served.
+    page.write_bytes(sized_page(PAGE_MAX))
+    result = host(dut, "man", "install", str(page), "--card", str(card))
+    assert result.returncode == 0, result
+    assert dut.exec_command("man gpio", timeout=15.0)[0] == "b" * 79
+    # N + 1 bytes: agent-host refuses it; put on the card with its digest recorded anyway,
+    # the device refuses it too.
+    big = sized_page(PAGE_MAX + 1)
+    page.write_bytes(big)
+    result = host(dut, "man", "install", str(page), "--card", str(card))
+    assert result.returncode != 0
+    assert f"is {PAGE_MAX + 1} bytes, more than {PAGE_MAX}" in result.stderr
+    (card / "man" / "gpio.md").write_bytes(big)
+    record(dut, "gpio", big)
+    lines = dut.exec_command("man gpio")
+    assert lines[:2] == [refused("gpio", "it is larger than 8192 bytes"), BUILTIN_FIRST_LINE]
+
+
+@SD_ONLY
+def test_firmware_reference_gives_the_verified_contract(sims, tmp_path: Path) -> None:
+    dut, card = card_with_page(sims, tmp_path)
+
+    def contract_of_gpio() -> str:
+        replies = [tool_call_reply("responses", "firmware_reference", {"query": "gpio pins"},
+                                   "call_ref", response_id="resp_ref"),
+                   text_reply("responses", "ok", response_id="resp_end")]
+        with TestServer(Script(replies)) as srv:
+            configure(dut, srv.url("/v1/responses"))
+            run = ask(dut, "how do I read a pin?")
+            reqs = srv.wait_for_requests(2)
+        assert run.errors == [], run.text
+        items = reqs[1].json["input"]
+        result = json.loads(items[0]["output"])
+        entry = next(e for e in result["results"] if e["topic"] == "gpio")
+        return str(entry["contract"])
+
+    assert contract_of_gpio() == CARD_CONTRACT
+    path = card / "man" / "gpio.md"
+    path.write_bytes(path.read_bytes().replace(b"card contract", b"card Contract"))
+    builtin = contract_of_gpio()
+    assert "card" not in builtin and "Never configures or claims a pin" in builtin

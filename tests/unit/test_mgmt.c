@@ -30,6 +30,8 @@
 #include "mgmt_serial.h"
 #include "mgmt_smp.h"
 #include "posix/posix_port.h"
+#include "reference.h"
+#include "reference_sd.h"
 #include "tool_registry.h"
 
 #include "conv_test_util.h"
@@ -575,6 +577,58 @@ static void test_forget(void **state)
 	assert_false(rsp_has("rc"));
 	assert_int_equal(agent_config_key_get(key, sizeof(key)), -ENOENT);
 	assert_string_equal(agent_session_config()->model, "");
+}
+
+/* ---- man: the digests of installed reference pages ---------------------------------------- */
+
+static void man_write(const char *topic, const char *sha256)
+{
+	REQ_BEGIN(zs);
+	if (topic != NULL) {
+		put_s(zs, "topic", topic);
+	}
+	if (sha256 != NULL) {
+		put_s(zs, "sha256", sha256);
+	}
+	send_enc(AGENT_SMP_OP_WRITE, AGENT_MGMT_CMD_MAN, zs);
+}
+
+static void test_man_records_and_forgets_a_digest(void **state)
+{
+	static const char hex[] =
+		"00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+	const char *topic = reference_builtin()->pages[0].topic;
+	uint8_t digest[SHA256_DIGEST_BYTES];
+	char back[SHA256_HEX_LEN + 1];
+
+	(void)state;
+	(void)reference_digest_clear(topic);
+	man_write(topic, hex);
+	assert_int_equal(rsp_err(), -1);
+	assert_string_equal(rsp_str("topic"), topic);
+	assert_string_equal(rsp_str("sha256"), hex);
+	assert_int_equal(reference_digest_get(topic, digest), 0);
+	sha256_hex(digest, back);
+	assert_string_equal(back, hex);
+	/* Refusals: the digest stays. */
+	man_write(topic, "00112233");
+	assert_int_equal(rsp_err(), AGENT_MGMT_RC_EINVAL);
+	assert_string_equal(rsp_str("reason"), "sha256 must be 64 lower-case hex digits");
+	man_write(topic, "00112233445566778899AABBCCDDEEFF00112233445566778899aabbccddeeff");
+	assert_int_equal(rsp_err(), AGENT_MGMT_RC_EINVAL);
+	man_write("no-such-topic", hex);
+	assert_int_equal(rsp_err(), AGENT_MGMT_RC_ENOENT);
+	assert_string_equal(rsp_str("reason"), "no built-in page 'no-such-topic'");
+	man_write(NULL, hex);
+	assert_int_equal(rsp_err(), AGENT_MGMT_RC_EINVAL);
+	assert_int_equal(reference_digest_get(topic, digest), 0);
+	/* Without sha256: forgotten; a second time there is nothing to forget. */
+	man_write(topic, NULL);
+	assert_int_equal(rsp_err(), -1);
+	assert_string_equal(rsp_str("sha256"), "");
+	assert_int_equal(reference_digest_get(topic, digest), -ENOENT);
+	man_write(topic, NULL);
+	assert_int_equal(rsp_err(), AGENT_MGMT_RC_ENOENT);
 }
 
 /* ---- conversations, export, delete ----------------------------------------------------------- */
@@ -1125,7 +1179,10 @@ static void test_reason_is_cut_between_characters(void **state)
 static void test_unknown_commands_ops_and_groups(void **state)
 {
 	(void)state;
-	/* status has no write handler; command 7 none at all: MCUmgr's ENOTSUP. */
+	/* status has no write handler, man no read handler; command 8 none at all: MCUmgr's
+	 * ENOTSUP. */
+	send_empty(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_MAN);
+	assert_int_equal(rsp_rc(), AGENT_MGMT_ERR_ENOTSUP);
 	send_empty(AGENT_SMP_OP_WRITE, AGENT_MGMT_CMD_STATUS);
 	assert_int_equal(rsp_rc(), AGENT_MGMT_ERR_ENOTSUP);
 	send_empty(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_COUNT);
@@ -1368,6 +1425,7 @@ int main(void)
 		cmocka_unit_test_setup(test_settings_failure_is_eio, setup),
 		cmocka_unit_test_setup(test_status, setup),
 		cmocka_unit_test_setup(test_forget, setup),
+		cmocka_unit_test_setup(test_man_records_and_forgets_a_digest, setup),
 		cmocka_unit_test_setup(test_conversations_list_and_paging, setup),
 		cmocka_unit_test_setup(test_export_pages_reassemble_the_file, setup),
 		cmocka_unit_test_setup(test_export_and_delete_errors, setup),

@@ -2,7 +2,9 @@
  * firmware_reference: the reference registry (reference.h) for the model. One query, at most
  * CONFIG_AGENT_REFERENCE_MATCHES_MAX compact contracts, and the coding guidance in every
  * result. The result always fits the tool result bound: a contract that does not fit is cut
- * (at a line end where it can be) and the result says "truncated": true.
+ * (at a line end where it can be) and the result says "truncated": true. A page with a
+ * verified override on the SD card (reference_sd.h) gives the override's contract, held in
+ * a pool block only while its entry is written; one that does not verify gives the built-in.
  */
 #if defined(CONFIG_AGENT_TOOLS_REFERENCE)
 
@@ -12,6 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "reference_sd.h"
 #include "utf8.h"
 
 /* A cut contract keeps at least this much, or is left out. */
@@ -181,12 +184,16 @@ int reference_tool_answer(const struct reference_index *index, const char *query
 	jw_object_begin(out);
 	jw_key(out, "results");
 	jw_array_begin(out);
-	for (size_t i = 0; i < count; i++) {
-		const struct reference_page *page = hits[i].page;
+	for (size_t i = 0; i < count && !truncated; i++) {
+		struct reference_override ov;
+		const struct reference_page *page =
+			reference_override_load(hits[i].page, &ov) == REFERENCE_OVERRIDE_VERIFIED
+				? &ov.page
+				: hits[i].page;
 		size_t room = tool_result_room(out);
 		size_t overhead = entry_overhead(page, i == 0);
 		size_t whole = escaped_len(page->contract, page->contract_len);
-		size_t fit;
+		size_t fit = 0;
 
 		if (room >= tail + overhead + whole) {
 			fit = page->contract_len;
@@ -195,13 +202,12 @@ int reference_tool_answer(const struct reference_index *index, const char *query
 					     room - tail - overhead);
 		} else {
 			truncated = true;
-			break;
 		}
-		write_entry(out, page, fit);
-		if (fit < page->contract_len) {
-			truncated = true;
-			break;
+		if (!truncated) {
+			write_entry(out, page, fit);
+			truncated = fit < page->contract_len;
 		}
+		reference_override_release(&ov);
 	}
 	jw_array_end(out);
 	if (count == 0) {

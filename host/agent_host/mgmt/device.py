@@ -313,6 +313,17 @@ class Device:
         if response.slot != slot:
             raise TransportError(f"delete {slot}: the device answered for slot {response.slot}")
 
+    async def man_record(self, topic: str, sha256: str | None) -> str:
+        """Record @sha256 (hex) as the digest of TOPIC's page on the card, or forget it (None);
+        returns the digest the device read back ("" when forgotten)."""
+        response: m.ManResponse = await self.call(
+            m.ManWrite(topic=topic, sha256=sha256, sequence=self._next_sequence()),
+            f"man {topic}")
+        if response.topic != topic or response.sha256 != (sha256 or ""):
+            raise TransportError(f"man {topic}: the device answered {response.topic!r} with "
+                                 f"{response.sha256!r}")
+        return response.sha256
+
     async def tools(self, progress: Progress | None = None) -> ToolTable:
         """The whole tool table, page by page."""
         rows: list[m.Tool] = []

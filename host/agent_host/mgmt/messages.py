@@ -46,6 +46,7 @@ class Command(IntEnum):
     EXPORT = 4
     DELETE = 5
     TOOLS = 6
+    MAN = 7
 
 
 @unique
@@ -404,3 +405,24 @@ class ToolsRead(smpmsg.ReadRequest, _Group):
     _Response = ToolsResponse
 
     off: int | None = None
+
+
+# -- man -------------------------------------------------------------------------------------
+class ManResponse(smpmsg.WriteResponse):
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.MAN
+
+    topic: StrictStr
+    sha256: StrictStr
+
+
+class ManWrite(smpmsg.WriteRequest, _Group):
+    """`man W {topic, sha256?}`: record the SHA-256 of the page installed on the SD card for
+    TOPIC (64 lower-case hex digits), or without sha256 forget it."""
+
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.MAN
+    _Response = ManResponse
+
+    topic: str
+    sha256: str | None = None

@@ -6,7 +6,7 @@
  *
  * This file is the dispatch: the command table, the roll-back and the error member.
  * mgmt_cbor.c holds the CBOR helpers; the handlers are in mgmt_config.c, mgmt_conv.c and
- * mgmt_tools.c (mgmt_internal.h).
+ * mgmt_tools.c and mgmt_man.c (mgmt_internal.h).
  */
 #include "mgmt_group.h"
 
@@ -39,6 +39,7 @@ static const struct {
 	[AGENT_MGMT_CMD_EXPORT] = {agent_mgmt_export_read, NULL},
 	[AGENT_MGMT_CMD_DELETE] = {NULL, agent_mgmt_delete_write},
 	[AGENT_MGMT_CMD_TOOLS] = {agent_mgmt_tools_read, NULL},
+	[AGENT_MGMT_CMD_MAN] = {NULL, agent_mgmt_man_write},
 };
 
 bool agent_mgmt_has_handler(uint16_t cmd, bool write)

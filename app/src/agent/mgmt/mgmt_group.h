@@ -1,6 +1,6 @@
 /*
  * The agent's SMP management group (group 64, docs/mgmt-group.md): config, status, forget,
- * conversations, export, delete and tools, over zcbor. The same handlers serve Zephyr's
+ * conversations, export, delete, tools and man, over zcbor. The same handlers serve Zephyr's
  * MCUmgr (app/src/port/zephyr/mgmt.c registers them) and the simulator (mgmt_smp.c).
  *
  * Requests are validated by the shell's own functions (agent_config_set() and friends) and
@@ -27,6 +27,7 @@ enum agent_mgmt_cmd {
 	AGENT_MGMT_CMD_EXPORT = 4,
 	AGENT_MGMT_CMD_DELETE = 5,
 	AGENT_MGMT_CMD_TOOLS = 6,
+	AGENT_MGMT_CMD_MAN = 7,
 	AGENT_MGMT_CMD_COUNT
 };
 

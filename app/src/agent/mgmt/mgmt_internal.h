@@ -2,7 +2,8 @@
  * Shared by the files of the SMP management group (docs/mgmt-group.md): the field table a
  * handler decodes its request into, the refusal it fills, the CBOR helpers of mgmt_cbor.c,
  * and the handlers that the dispatch table of mgmt_group.c names: config, status and forget
- * (mgmt_config.c), conversations, export and delete (mgmt_conv.c), tools (mgmt_tools.c).
+ * (mgmt_config.c), conversations, export and delete (mgmt_conv.c), tools (mgmt_tools.c), man
+ * (mgmt_man.c).
  * Only mgmt_*.c include this header; mgmt_group.h is the group's API.
  */
 #ifndef AGENT_MGMT_INTERNAL_H
@@ -91,5 +92,6 @@ int agent_mgmt_conversations_read(zcbor_state_t *zsd, zcbor_state_t *zse, struct
 int agent_mgmt_export_read(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r);
 int agent_mgmt_delete_write(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r);
 int agent_mgmt_tools_read(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r);
+int agent_mgmt_man_write(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r);
 
 #endif /* AGENT_MGMT_INTERNAL_H */

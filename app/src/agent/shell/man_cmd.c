@@ -1,7 +1,9 @@
 /*
  * `man TOPIC` and `man -k WORD...`: the firmware's reference pages on the console. The
  * pages are const data in flash; a search keeps its hits in fixed stack storage of
- * CONFIG_AGENT_MAN_RESULTS_MAX entries.
+ * CONFIG_AGENT_MAN_RESULTS_MAX entries. `man TOPIC` prints a verified override from the SD
+ * card instead of the built-in page (reference_sd.h), held in a pool block while it prints;
+ * an override that does not verify is refused with a notice, and the built-in page follows.
  */
 #if defined(CONFIG_AGENT_TOOLS_REFERENCE)
 
@@ -14,6 +16,7 @@
 
 #include "agent_print.h"
 #include "reference.h"
+#include "reference_sd.h"
 
 #define USAGE "usage: man TOPIC | man -k WORD..."
 /* man -k joins its words into one query of at most this many bytes. */
@@ -49,18 +52,35 @@ static void print_usage(struct agent_console *console)
 			    "Start with: man agent\n");
 }
 
+static void print_page(struct agent_console *console, const struct reference_page *page)
+{
+	agent_console_write(console, page->body, page->body_len);
+	agent_puts(console, "\n\n## Contract\n\n");
+	agent_console_write(console, page->contract, page->contract_len);
+	agent_puts(console, "\n");
+}
+
 static int show_page(struct agent_console *console, const char *topic)
 {
 	const struct reference_page *page = reference_lookup(reference_builtin(), topic);
+	struct reference_override ov;
+	enum reference_override_status status;
 
 	if (page == NULL) {
 		man_error(console, "no page for '%.32s'; try man -k %.32s", topic, topic);
 		return -ENOENT;
 	}
-	agent_console_write(console, page->body, page->body_len);
-	agent_puts(console, "\n\n## Contract\n\n");
-	agent_console_write(console, page->contract, page->contract_len);
-	agent_puts(console, "\n");
+	status = reference_override_load(page, &ov);
+	if (status == REFERENCE_OVERRIDE_VERIFIED) {
+		print_page(console, &ov.page);
+		reference_override_release(&ov);
+		return 0;
+	}
+	if (status != REFERENCE_OVERRIDE_NONE) {
+		agent_printf(console, "man: %s/%s.md refused: %s; the built-in page follows\n",
+			     REFERENCE_SD_DIR, page->topic, reference_override_why(status));
+	}
+	print_page(console, page);
 	return 0;
 }
 

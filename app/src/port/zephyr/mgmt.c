@@ -32,6 +32,7 @@ AGENT_HANDLER(conversations_read, AGENT_MGMT_CMD_CONVERSATIONS, false)
 AGENT_HANDLER(export_read, AGENT_MGMT_CMD_EXPORT, false)
 AGENT_HANDLER(delete_write, AGENT_MGMT_CMD_DELETE, true)
 AGENT_HANDLER(tools_read, AGENT_MGMT_CMD_TOOLS, false)
+AGENT_HANDLER(man_write, AGENT_MGMT_CMD_MAN, true)
 
 static const struct mgmt_handler agent_handlers[AGENT_MGMT_CMD_COUNT] = {
 	[AGENT_MGMT_CMD_CONFIG] = {.mh_read = config_read, .mh_write = config_write},
@@ -41,6 +42,7 @@ static const struct mgmt_handler agent_handlers[AGENT_MGMT_CMD_COUNT] = {
 	[AGENT_MGMT_CMD_EXPORT] = {.mh_read = export_read},
 	[AGENT_MGMT_CMD_DELETE] = {.mh_write = delete_write},
 	[AGENT_MGMT_CMD_TOOLS] = {.mh_read = tools_read},
+	[AGENT_MGMT_CMD_MAN] = {.mh_write = man_write},
 };
 
 #if defined(CONFIG_MCUMGR_SMP_SUPPORT_ORIGINAL_PROTOCOL)

@@ -100,7 +100,7 @@ class DialogueCheck:
         rest = {k: v for k, v in body.items() if k != "tools"}
         if self.api == "responses":
             return self._responses(rest)
-        return self._chat(rest)
+        return self._chat(rest, offered=tools is not None)
 
     def _tools(self, body: dict[str, object], tools: list[str] | None) -> None:
         defs = advertised_tools(body, self.api)
@@ -148,7 +148,7 @@ class DialogueCheck:
         assert rest == want
         return output
 
-    def _chat(self, rest: dict[str, object]) -> object:
+    def _chat(self, rest: dict[str, object], offered: bool) -> object:
         messages = rest.get("messages")
         assert isinstance(messages, list) and len(messages) >= 2
         system = messages[0]
@@ -168,6 +168,8 @@ class DialogueCheck:
             want_messages += chat_exchange(call, str(content))
         want = {"model": self.model, "messages": want_messages, "stream": True,
                 "stream_options": {"include_usage": True}}
+        if offered:
+            want["parallel_tool_calls"] = False  # one call per turn, as on Responses
         assert rest == want
         return json.loads(self.results[-1]) if self.calls else None
 

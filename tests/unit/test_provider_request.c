@@ -68,6 +68,28 @@ static void test_chat_reasoning_effort_only_for_openai(void **state)
 	jw_init(&w, body, sizeof(body));
 	assert_true(provider_chat_body(&req, "api.openai.com.example", &w) > 0);
 	assert_null(strstr(body, "reasoning"));
+	jw_init(&w, body, sizeof(body));
+	assert_true(provider_chat_body(&req, "api.openai.co", &w) > 0);
+	assert_null(strstr(body, "reasoning"));
+}
+
+/* Host names have no letter case (RFC 4343): the official endpoint in capitals is the same. */
+static void test_chat_reasoning_effort_host_in_any_case(void **state)
+{
+	static const char *const hosts[] = {"API.OPENAI.COM", "Api.OpenAI.com", "api.openai.coM"};
+	struct agent_config cfg = config();
+	struct provider_request req = {.config = &cfg, .instructions = "i", .prompt = "p"};
+	struct json_writer w;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(hosts) / sizeof(hosts[0]); i++) {
+		jw_init(&w, body, sizeof(body));
+		assert_true(provider_chat_body(&req, hosts[i], &w) > 0);
+		assert_non_null(strstr(body, ",\"reasoning_effort\":\"none\"}"));
+	}
+	jw_init(&w, body, sizeof(body));
+	assert_true(provider_chat_body(&req, "API.OPENAI.COM.EXAMPLE", &w) > 0);
+	assert_null(strstr(body, "reasoning"));
 }
 
 static void test_tools_and_continuations(void **state)
@@ -93,15 +115,21 @@ static void test_tools_and_continuations(void **state)
 				     "\"tools\":[{\"type\":\"function\",\"name\":\"t\"}],"));
 	assert_non_null(strstr(body, "\"instructions\":\"i\""));
 	assert_null(strstr(body, "\"role\":\"user\""));
-	/* Chat: tools, and parallel_tool_calls false only for the official endpoint. */
+	/* Chat: tools with parallel_tool_calls false on every endpoint (one call per turn). */
 	jw_init(&w, body, sizeof(body));
 	assert_true(provider_chat_body(&req, "api.openai.com", &w) > 0);
-	assert_non_null(strstr(body, "\"parallel_tool_calls\":false"));
-	assert_non_null(strstr(body, "\"tools\":[{"));
+	assert_non_null(strstr(body, "\"tools\":[{\"type\":\"function\",\"name\":\"t\"}],"
+				     "\"parallel_tool_calls\":false,"));
+	jw_init(&w, body, sizeof(body));
+	assert_true(provider_chat_body(&req, "localhost", &w) > 0);
+	assert_non_null(strstr(body, "\"tools\":[{\"type\":\"function\",\"name\":\"t\"}],"
+				     "\"parallel_tool_calls\":false,"));
+	/* No tools offered (the final turn, tools off): no such field. */
+	req.tools_json = NULL;
 	jw_init(&w, body, sizeof(body));
 	assert_true(provider_chat_body(&req, "localhost", &w) > 0);
 	assert_null(strstr(body, "parallel_tool_calls"));
-	assert_non_null(strstr(body, "\"tools\":[{"));
+	assert_null(strstr(body, "\"tools\""));
 }
 
 static void test_body_that_does_not_fit(void **state)
@@ -123,6 +151,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_responses_continuation),
 		cmocka_unit_test(test_chat_reasoning_effort_only_for_openai),
+		cmocka_unit_test(test_chat_reasoning_effort_host_in_any_case),
 		cmocka_unit_test(test_tools_and_continuations),
 		cmocka_unit_test(test_body_that_does_not_fit),
 	};

@@ -9,6 +9,24 @@
 /* The official endpoint's host: it alone gets Chat's reasoning_effort (spec). */
 #define OPENAI_HOST "api.openai.com"
 
+/* Host names compare without regard to letter case (RFC 4343): API.OpenAI.com is the same. */
+static bool host_is(const char *host, const char *name)
+{
+	for (;; host++, name++) {
+		char c = *host;
+
+		if (c >= 'A' && c <= 'Z') {
+			c = (char)(c - 'A' + 'a');
+		}
+		if (c != *name) {
+			return false;
+		}
+		if (c == '\0') {
+			return true;
+		}
+	}
+}
+
 /* {"role": ROLE, "content": TEXT}: an input item (Responses) or a message (Chat). */
 static void write_message(struct json_writer *w, const char *role, const char *text)
 {
@@ -94,6 +112,9 @@ int provider_chat_body(const struct provider_request *req, const char *host,
 	if (req->tools_json != NULL) {
 		jw_key(w, "tools");
 		jw_raw(w, req->tools_json, req->tools_len);
+		/* The tool loop takes one call per turn (as Responses' parallel_tool_calls). */
+		jw_key(w, "parallel_tool_calls");
+		jw_bool(w, false);
 	}
 	jw_key(w, "stream");
 	jw_bool(w, true);
@@ -106,14 +127,9 @@ int provider_chat_body(const struct provider_request *req, const char *host,
 	 * The official endpoint gets reasoning_effort "none" so that function tools stay
 	 * usable there; other Chat endpoints get no such field (spec).
 	 */
-	if (strcmp(host, OPENAI_HOST) == 0) {
+	if (host_is(host, OPENAI_HOST)) {
 		jw_key(w, "reasoning_effort");
 		jw_string(w, "none");
-		/* The tool loop takes one call per turn; only OpenAI is known to honour this. */
-		if (req->tools_json != NULL) {
-			jw_key(w, "parallel_tool_calls");
-			jw_bool(w, false);
-		}
 	}
 	jw_object_end(w);
 	return jw_finish(w);

@@ -3,6 +3,7 @@ bodies, HTTP errors, faults, TLS, cancellation and the bounds."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
@@ -26,6 +27,9 @@ from agent_host.testserver import (
     fixtures_dir,
     text_reply,
 )
+from agent_host.testserver.plans import Api
+from agent_host.testserver.sse import chat_stream, data_frame, responses_stream
+from agent_host.testserver.synth import ResponsesEvents, chat_chunk, chat_usage
 
 END = b"[Esc or Ctrl-X returns to the shell]"
 API_PATH = {"chat": "/v1/chat/completions", "responses": "/v1/responses"}
@@ -75,10 +79,15 @@ def check_turn(lines: list[str], expected: dict[str, object], turn: dict[str, ob
         line = next(x for x in lines if x.startswith("agent: "))
         assert str(err["message"])[:100] in line, line
         return
-    if turn["finish"] == "incomplete":
-        assert f"agent: the response is incomplete: {turn['incomplete_reason']}" in lines, text
-        return
     want_text = str(turn["text"] or "") + str(turn["refusal"] or "")
+    if turn["finish"] in ("incomplete", "length", "content_filter"):
+        # Cut by a limit or a filter (Responses' response.incomplete, Chat's finish_reason):
+        # the partial answer, then the line that marks it as such.
+        reason = turn["incomplete_reason"] if turn["finish"] == "incomplete" else turn["finish"]
+        shown = [x for x in lines if x]
+        assert shown[-1] == f"agent: the response is incomplete: {reason}", text
+        assert answer_text(lines) == want_text.rstrip("\n"), text
+        return
     if len(want_text.encode()) > 16384:
         # The spec's bound: 16 KiB of model output per turn, then a clear stop.
         assert "agent: model output reached the limit of this turn; the rest was not read" in lines
@@ -96,10 +105,7 @@ def check_turn(lines: list[str], expected: dict[str, object], turn: dict[str, ob
             assert line == f"[tool call] {call['name']} {call['arguments']}"
     usage = turn["usage"]
     if isinstance(usage, dict):
-        assert (
-            f"tokens: input {usage['input_tokens']}, output {usage['output_tokens']},"
-            f" total {usage['total_tokens']}" in lines
-        ), text
+        assert token_line(usage, turn["reasoning_tokens"]) in lines, text
     errors = [x for x in lines if x.startswith("agent: ")]
     if not tool_calls:
         assert not errors, text
@@ -112,6 +118,19 @@ def check_turn(lines: list[str], expected: dict[str, object], turn: dict[str, ob
     else:
         # The recorded tools are not this device's: the loop refuses the call.
         assert errors == [f"agent: the model called an unknown tool: {tool_calls[0]['name']}"], text
+
+
+def token_line(usage: dict[str, object], reasoning: object) -> str:
+    """The `tokens:` line for one turn's usage: output includes the reasoning tokens, shown
+    apart when the server reported some; a server that counts them beside the output (total =
+    input + output + reasoning) has them folded into the output, so the sum adds up."""
+    tin, tout, total = (int(str(usage[k])) for k in ("input_tokens", "output_tokens",
+                                                      "total_tokens"))
+    if not isinstance(reasoning, int) or reasoning == 0:
+        return f"tokens: input {tin}, output {tout}, total {total}"
+    if tin + tout != total and tin + tout + reasoning == total:
+        tout += reasoning
+    return f"tokens: input {tin}, output {tout} (reasoning {reasoning}), total {total}"
 
 
 def has_blank_line(path: Path) -> bool:
@@ -547,3 +566,170 @@ def test_one_byte_over_16_kib_is_cut_with_a_message(sims, api: str) -> None:
         lines = ask(dut, "the long answer", timeout=120.0)
     assert "agent: model output reached the limit of this turn; the rest was not read" in lines
     assert answer_text(lines) == text[:16384]
+
+
+# ---- Issue 12: the stream protocol (items 6e, 7, 10, 11, 12, 14) ------------------------------
+
+
+def test_a_200_answer_that_is_not_an_event_stream(sims) -> None:
+    """A login page or a proxy's notice with status 200 says so, with its Content-Type (it
+    used to say that the stream ended)."""
+    page = b"<!DOCTYPE html><html><head><title>Sign in</title></head><body>Wi-Fi</body></html>"
+    reply = Reply(200, (page,), "text/html; charset=utf-8", api="chat")
+    with TestServer(Script.repeat(reply)) as srv:
+        dut = sims.start()
+        configure(dut, srv.url("/v1/chat/completions"))
+        lines = ask(dut, "hello")
+        errors = [x for x in lines if x.startswith("agent: ")]
+        assert errors == [
+            "agent: the server did not send an event stream (HTTP 200, Content-Type: text/html;"
+            " charset=utf-8): " + page.decode()], lines
+        assert len(srv.requests) == 1
+        assert all_free(pools(dut))
+
+
+def sorted_keys_text(api: str, text: str) -> Reply:
+    """One turn whose text comes in a single delta with the JSON keys sorted: before the
+    event's `type` (Responses) or the choice's `index` (Chat), as Bedrock's endpoint sends."""
+    if api == "responses":
+        ev = ResponsesEvents("resp_sorted").start().message([text])
+        return Reply.sse(responses_stream(ev.finish(), sort_keys=True), api="responses")
+    chunks = [chat_chunk({"content": text}), chat_chunk({}, finish="stop")]
+    return Reply.sse([data_frame(c, sort_keys=True) for c in chunks] + [data_frame("[DONE]")],
+                     api="chat")
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+@pytest.mark.parametrize(("size", "shown"), [(4095, 4095), (4096, 4095), (8192, 4095)])
+def test_text_before_its_key_is_shown_whole_or_its_cut_said(sims, api: str, size: int,
+                                                            shown: int) -> None:
+    """Text held until its event is known waits in a 4095-byte buffer: up to that it is shown
+    whole, beyond it the line says how much was not shown (8 KiB used to lose half without a
+    word)."""
+    text = "".join(chr(ord("a") + i % 26) for i in range(size))
+    with TestServer(Script.repeat(sorted_keys_text(api, text))) as srv:
+        dut = sims.start()
+        configure(dut, srv.url(API_PATH[api]))
+        lines = ask(dut, "hello")
+        errors = [x for x in lines if x.startswith("agent: ")]
+        got = answer_text(lines).replace("\n", "")  # the console wraps long lines
+        assert got == text[:shown], (len(got), errors)
+        if size == shown:
+            assert errors == [], lines
+        else:
+            key = "its event's type" if api == "responses" else "its choice's index"
+            assert errors == [
+                (f"agent: text cut: a piece of the answer came before {key} and exceeds the"
+                 f" 4095-byte buffer; not shown: {size - shown} of {size} bytes")], errors
+
+
+def test_chat_offers_tools_with_parallel_tool_calls_false(sims) -> None:
+    """Every Chat endpoint that is offered tools is asked for one call per turn, as Responses
+    is; the test server checks the field against the openai SDK's request types."""
+    with TestServer(Script.repeat(text_reply("chat", "Hi."))) as srv:
+        dut = sims.start()
+        configure(dut, srv.url("/v1/chat/completions"))
+        ask(dut, "hello")
+        body = srv.wait_for_requests(1)[0].json
+        assert isinstance(body, dict)
+        assert body["tools"] and body["parallel_tool_calls"] is False
+        srv.check()
+        assert dut.exec_command("agent config tools off")[0].startswith("tools")
+        ask(dut, "hello")
+        body = srv.wait_for_requests(2)[1].json
+        assert isinstance(body, dict)
+        assert "tools" not in body and "parallel_tool_calls" not in body
+        srv.check()
+
+
+def chat_cut(text: str, reason: str) -> Reply:
+    """A Chat turn with @text (none when empty) that ends for @reason, with usage."""
+    chunks = [chat_chunk({"role": "assistant", "content": ""})]
+    if text:
+        chunks.append(chat_chunk({"content": text}))
+    chunks += [chat_chunk({}, finish=reason), chat_chunk(choices=[], usage=chat_usage(9, 4))]
+    return Reply.sse(chat_stream(chunks), api="chat")
+
+
+@pytest.mark.parametrize("reason", ["length", "content_filter"])
+def test_chat_length_and_content_filter_are_incomplete(sims, reason: str) -> None:
+    """As Responses' response.incomplete: the partial answer, then the line that says it is
+    incomplete; an empty turn cut so is reported once, not asked again as an empty one."""
+    with TestServer(Script([chat_cut("The first half", reason), chat_cut("", reason)])) as srv:
+        dut = sims.start()
+        configure(dut, srv.url("/v1/chat/completions"))
+        lines = ask(dut, "hello")
+        assert [x for x in lines if x] == [
+            "The first half", f"agent: the response is incomplete: {reason}"], lines
+        lines = ask(dut, "hello")
+        assert [x for x in lines if x] == [f"agent: the response is incomplete: {reason}"]
+        assert len(srv.requests) == 2
+        srv.check()
+
+
+def responses_empty(response_id: str) -> Reply:
+    """A Responses turn with neither text nor a call (LM Studio, llama.cpp)."""
+    ev = ResponsesEvents(response_id).start()
+    return Reply.sse(responses_stream(ev.finish()), api="responses")
+
+
+def test_empty_responses_turn_is_retried_once(sims) -> None:
+    with TestServer(Script([responses_empty("resp_e1"), text_reply("responses", "Here.")])) as srv:
+        dut = sims.start()
+        configure(dut, srv.url("/v1/responses"))
+        lines = ask(dut, "hello")
+        assert answer_text(lines) == "Here." and not [x for x in lines if x.startswith("agent:")]
+        reqs = srv.wait_for_requests(2)
+        assert reqs[0].json == reqs[1].json  # the same request again
+        srv.check()
+    with TestServer(Script.repeat(responses_empty("resp_e2"))) as srv:
+        dut.exec_command(f"agent config endpoint {srv.url('/v1/responses')}")
+        lines = ask(dut, "hello")
+        assert "agent: invalid response: the provider returned an empty turn twice" in lines
+        assert len(srv.requests) == 2
+
+
+def with_reasoning(reply: Reply, api: Api, usage: dict[str, int]) -> Reply:
+    """@reply with its usage replaced by @usage (input, output, total, reasoning)."""
+    frames = []
+    for seg in reply.segments:
+        text = seg.decode()
+        if api == "chat" and '"usage":{' in text:
+            obj = json.loads(text.removeprefix("data: "))
+            obj["usage"] = {"prompt_tokens": usage["input"], "completion_tokens": usage["output"],
+                            "total_tokens": usage["total"],
+                            "completion_tokens_details": {"reasoning_tokens": usage["reasoning"]}}
+            seg = data_frame(obj)
+        elif api == "responses" and '"type":"response.completed"' in text:
+            etype, _, data = text.partition("\ndata: ")
+            obj = json.loads(data)
+            obj["response"]["usage"] = {
+                "input_tokens": usage["input"], "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": usage["output"], "total_tokens": usage["total"],
+                "output_tokens_details": {"reasoning_tokens": usage["reasoning"]}}
+            seg = data_frame(obj, event=etype.removeprefix("event: "))
+        frames.append(seg)
+    return Reply.sse(frames, api=reply.api)
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_reasoning_tokens_in_the_token_line(sims, api: Api) -> None:
+    """Reasoning tokens are shown as part of the output, so that input + output = total: as
+    OpenAI counts them (in the output), and folded in from a server that counts them apart."""
+    included = {"input": 10, "output": 520, "total": 530, "reasoning": 500}
+    apart = {"input": 10, "output": 20, "total": 530, "reasoning": 500}
+    none = {"input": 10, "output": 20, "total": 30, "reasoning": 0}
+    base = text_reply(api, "Hi.")
+    script = Script([with_reasoning(base, api, u) for u in (included, apart, none)])
+    with_500 = "tokens: input 10, output 520 (reasoning 500), total 530"
+    with TestServer(script) as srv:
+        dut = sims.start()
+        configure(dut, srv.url(API_PATH[api]))
+        assert token_lines(ask(dut, "a")) == [with_500]
+        assert token_lines(ask(dut, "b")) == [with_500]
+        assert token_lines(ask(dut, "c")) == ["tokens: input 10, output 20, total 30"]
+        srv.check()
+
+
+def token_lines(lines: list[str]) -> list[str]:
+    return [x for x in lines if x.startswith("tokens: ")]

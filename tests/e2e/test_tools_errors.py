@@ -215,3 +215,99 @@ def test_the_flash_image_through_the_sd_folder(sims, api: Api) -> None:
     assert all(key.encode() not in r.body for r in reqs)
     assert dut.stop() == 0, dut.stderr_text()
     assert key.encode() in read_file(sims.flash, ".settings")  # the image is whole
+
+
+# ---- Issue 12, item 6: loose matching -------------------------------------------------------
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("name", ["system_status\x00ANYTHING", "\x00system_status",
+                                  "system_status\x00"], ids=["nul-tail", "nul-lead", "nul-end"])
+def test_a_tool_name_with_a_nul_is_unknown(sims, api: Api, name: str) -> None:
+    """Names match in full: a NUL in the name (JSON \\u0000) is part of it, never its end.
+    The name is shown with the NUL made visible."""
+    dut, run, _ = run_dialogue(sims, api, [tool_call_reply(api, name, {})])
+    shown = name.replace("\x00", "\\u0000")
+    assert run.calls == [f"[tool call] {shown} {{}}"]
+    assert run.errors == [unknown_tool(shown)] and run.outcomes == []
+    counters_are(dut, 0, 0)
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_thousand_calls_at_once(sims, api: Api) -> None:
+    """The turn's calls beyond those told apart are not cut off in the count: the line says
+    "more than" (it used to say 18 for any number past that)."""
+    calls = [ToolCall("storage_write", WRITE, f"call_{i}") for i in range(1000)]
+    dut, run, _ = run_dialogue(sims, api, [tool_calls_reply(api, calls, pieces=1)])
+    assert run.errors == [
+        ("agent: the model asked for more than 18 tool calls at once; only one at a time is"
+         " supported")], run.errors
+    assert run.outcomes == []
+    counters_are(dut, 0, 0)
+
+
+def after_the_end(api: Api) -> Reply:
+    """A complete text turn, then a system_status call the server sends after its end: after
+    `data: [DONE]` (Chat) or after response.completed (Responses)."""
+    done = text_reply(api, "Done.")
+    late = tool_call_reply(api, "system_status", {}, "call_late")
+    if api == "chat":
+        # The call's chunks without its own [DONE].
+        tail = [s for s in late.segments if b"[DONE]" not in s]
+    else:
+        # The call's item events, without its response.created/in_progress/completed.
+        tail = [s for s in late.segments if b"response.output_item" in s
+                or b"function_call_arguments" in s]
+    assert tail
+    return Reply.sse(list(done.segments) + tail, api=api)
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_call_after_the_end_of_the_turn_does_not_run(sims, api: Api) -> None:
+    dut, run, reqs = run_dialogue(sims, api, [after_the_end(api)])
+    assert run.answer == "Done." and run.errors == [] and run.calls == [], run.text
+    assert len(reqs) == 1
+    counters_are(dut, 0, 0)
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_call_id_at_its_bound(sims, api: Api) -> None:
+    """95 bytes (the device's bound) go back to the server as they came; one byte more, also
+    when that byte ends a character, ends the turn with the limit named (it used to be cut,
+    mid-character, into an id the server never issued)."""
+    ok = "c" * 95
+    replies = [tool_call_reply(api, "tool_search", {"query": "files"}, ok, response_id="resp_1"),
+               text_reply(api, "Done.")]
+    dut, run, reqs = run_dialogue(sims, api, replies)
+    assert run.answer == "Done." and run.errors == [], run.text
+    body = reqs[1].json
+    assert isinstance(body, dict)
+    if api == "chat":
+        assert body["messages"][-1]["tool_call_id"] == ok
+    else:
+        assert body["input"][0]["call_id"] == ok
+    assert dut.stop() == 0, dut.stderr_text()
+    for long in ("c" * 96, "c" * 94 + "é"):
+        dut, run, _ = run_dialogue(sims, api, [tool_call_reply(api, "tool_search",
+                                                               {"query": "files"}, long)])
+        assert run.errors == [
+            "agent: the call id from the server exceeds the limit of 95 bytes (it has 96)"]
+        assert run.calls == [] and run.outcomes == []
+        counters_are(dut, 0, 0)
+        assert dut.stop() == 0, dut.stderr_text()
+
+
+def test_a_response_id_at_its_bound(sims) -> None:
+    """The Responses id the next turn continues from: 95 bytes whole, 96 refused."""
+    ok = "r" * 95
+    replies = [tool_call_reply("responses", "tool_search", {"query": "files"}, "call_1",
+                               response_id=ok), text_reply("responses", "Done.")]
+    dut, run, reqs = run_dialogue(sims, "responses", replies)
+    assert run.answer == "Done." and run.errors == [], run.text
+    body = reqs[1].json
+    assert isinstance(body, dict) and body["previous_response_id"] == ok
+    assert dut.stop() == 0, dut.stderr_text()
+    dut, run, _ = run_dialogue(sims, "responses", [text_reply("responses", "Hi.",
+                                                              response_id="r" * 96)])
+    assert run.errors == [
+        "agent: the response id from the server exceeds the limit of 95 bytes (it has 96)"]

@@ -40,6 +40,7 @@ static struct {
 	size_t count;
 	char bodies[TURNS_MAX][32768];
 	size_t served;
+	const char *content_type; /* NULL: text/event-stream; "": no Content-Type header */
 } srv;
 
 static bool readable(int fd, int timeout_ms)
@@ -80,7 +81,8 @@ static void *server_main(void *arg)
 {
 	(void)arg;
 	for (size_t i = 0; i < srv.count; i++) {
-		char head[160];
+		char head[256];
+		char type[128] = "";
 		int fd;
 
 		if (!readable(srv.listen_fd, 5000)) {
@@ -91,10 +93,13 @@ static void *server_main(void *arg)
 			return NULL;
 		}
 		read_request(fd, srv.bodies[i], sizeof(srv.bodies[i]));
+		if (srv.content_type == NULL || srv.content_type[0] != '\0') {
+			snprintf(type, sizeof(type), "Content-Type: %s\r\n",
+				 srv.content_type != NULL ? srv.content_type : "text/event-stream");
+		}
 		snprintf(head, sizeof(head),
-			 "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-			 "Content-Length: %zu\r\nConnection: close\r\n\r\n",
-			 strlen(srv.answers[i]));
+			 "HTTP/1.1 200 OK\r\n%sContent-Length: %zu\r\nConnection: close\r\n\r\n",
+			 type, strlen(srv.answers[i]));
 		(void)!send(fd, head, strlen(head), MSG_NOSIGNAL);
 		(void)!send(fd, srv.answers[i], strlen(srv.answers[i]), MSG_NOSIGNAL);
 		srv.served = i + 1;
@@ -107,8 +112,10 @@ static void server_start(const char *const *answers, size_t count)
 {
 	struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001)};
 	socklen_t alen = sizeof(addr);
+	const char *content_type = srv.content_type;
 
 	memset(&srv, 0, sizeof(srv));
+	srv.content_type = content_type;
 	srv.count = count;
 	for (size_t i = 0; i < count; i++) {
 		srv.answers[i] = answers[i];
@@ -146,8 +153,11 @@ static void server_stop(void)
 static int runs;
 static int confirms;
 static int confirm_answer;
-static char last_error[200];
-static char answer[200];
+static char last_error[400];
+static char answer[20000];
+static size_t answer_len;
+static char last_call[400]; /* the name the tool_call hook was given */
+static struct provider_usage usage;
 
 static int runner_exec(struct tool_ctx *ctx, const struct tool_args *args, struct json_writer *out)
 {
@@ -178,17 +188,24 @@ static const struct tool_def runner = {
 static void on_text(void *user, const char *text, size_t len)
 {
 	(void)user;
-	strncat(answer, text, len < sizeof(answer) - strlen(answer) - 1
-				      ? len
-				      : sizeof(answer) - strlen(answer) - 1);
+	assert_true(answer_len + len < sizeof(answer));
+	memcpy(answer + answer_len, text, len);
+	answer_len += len;
+	answer[answer_len] = '\0';
 }
 
 static void on_call(void *user, const char *name, const char *a, size_t len)
 {
 	(void)user;
-	(void)name;
 	(void)a;
 	(void)len;
+	snprintf(last_call, sizeof(last_call), "%s", name);
+}
+
+static void on_usage(void *user, const struct provider_usage *u)
+{
+	(void)user;
+	usage = *u;
 }
 
 static void on_done(void *user, const char *name, enum agent_tool_outcome o, const char *d)
@@ -220,6 +237,7 @@ static const struct agent_request_hooks hooks = {
 	.tool_call = on_call,
 	.tool_done = on_done,
 	.confirm = on_confirm,
+	.usage = on_usage,
 	.error = on_error,
 };
 
@@ -245,11 +263,13 @@ static void write_prior(void *user, struct json_writer *w)
 	jw_object_end(w);
 }
 
+static const char *api_path = "/v1/chat/completions";
+
 static int run(uint8_t max_tools)
 {
 	memset(&cfg, 0, sizeof(cfg));
-	snprintf(cfg.endpoint, sizeof(cfg.endpoint), "http://127.0.0.1:%u/v1/chat/completions",
-		 (unsigned int)srv.port);
+	snprintf(cfg.endpoint, sizeof(cfg.endpoint), "http://127.0.0.1:%u%s",
+		 (unsigned int)srv.port, api_path);
 	strcpy(cfg.model, "m");
 	cfg.tools = AGENT_TOOLS_CONFIRM;
 	cfg.max_tools = max_tools;
@@ -267,7 +287,10 @@ static int run(uint8_t max_tools)
 	runs = 0;
 	confirms = 0;
 	last_error[0] = '\0';
+	last_call[0] = '\0';
 	answer[0] = '\0';
+	answer_len = 0;
+	memset(&usage, 0, sizeof(usage));
 	return agent_request_run(&req);
 }
 
@@ -571,6 +594,502 @@ static void test_history_exchange_sizes_sweep(void **state)
 	}
 }
 
+/* ---- Issue 12: the stream protocol, loose matching and silent cuts -------------------------- */
+
+/* Responses streams: a response with text, an empty one, and a function call. */
+#define R_CREATED(id)                                                                            \
+	"event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"" id \
+	"\",\"status\":\"in_progress\"}}\n\n"
+#define R_COMPLETED(id)                                                                          \
+	"event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"" \
+	id "\",\"status\":\"completed\"}}\n\n"
+#define R_DELTA(text)                                                                            \
+	"data: {\"type\":\"response.output_text.delta\",\"output_index\":0,\"delta\":\"" text      \
+	"\"}\n\n"
+#define R_CALL_DONE(cid, name, args)                                                             \
+	"data: {\"type\":\"response.output_item.done\",\"output_index\":1,\"item\":{\"type\":"      \
+	"\"function_call\",\"id\":\"fc_1\",\"call_id\":\"" cid "\",\"name\":\"" name                \
+	"\",\"arguments\":" args "}}\n\n"
+#define R_TEXT(id, text) R_CREATED(id) R_DELTA(text) R_COMPLETED(id)
+
+static void use_responses(void)
+{
+	api_path = "/v1/responses";
+}
+
+static void use_chat(void)
+{
+	api_path = "/v1/chat/completions";
+}
+
+/* Each test starts on Chat Completions with event-stream answers, whatever one before did. */
+static int each(void **state)
+{
+	(void)state;
+	use_chat();
+	srv.content_type = NULL;
+	return 0;
+}
+
+/* One Chat tool call with the id, name and arguments (a JSON string's inside) given. */
+static const char *chat_call(char *buf, size_t cap, const char *id, const char *name,
+			     const char *args)
+{
+	snprintf(buf, cap,
+		 "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":"
+		 "\"%s\",\"type\":\"function\",\"function\":{\"name\":\"%s\",\"arguments\":\"%s\"}}]}}]}"
+		 "\n\n"
+		 "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n"
+		 "data: [DONE]\n\n",
+		 id, name, args);
+	return buf;
+}
+
+static void repeat(char *out, char c, size_t n)
+{
+	memset(out, c, n);
+	out[n] = '\0';
+}
+
+/*
+ * A tool name matches only in full: a NUL and what follows it, or one byte more, is
+ * another name. Before, "system_status\u0000ANYTHING" ran system_status.
+ */
+static void test_a_tool_name_must_match_exactly(void **state)
+{
+	static const char *const nul[] = {
+		CALL("c1", "system_status\\u0000ANYTHING", "\"{}\""),
+		TEXT("it ran"),
+	};
+	static const char *const lead[] = {
+		CALL("c1", "\\u0000system_status", "\"{}\""),
+		TEXT("it ran"),
+	};
+	static const char *const exact[] = {
+		CALL("c1", "system_status", "\"{}\""),
+		TEXT("it ran"),
+	};
+
+	(void)state;
+	server_start(nul, 2);
+	assert_int_equal(run(4), -EPROTO);
+	server_stop();
+	assert_int_equal(srv.served, 1);
+	assert_string_equal(last_call, "system_status\\u0000ANYTHING");
+	assert_string_equal(last_error,
+			    "the model called an unknown tool: system_status\\u0000ANYTHING");
+
+	server_start(lead, 2);
+	assert_int_equal(run(4), -EPROTO);
+	server_stop();
+	assert_string_equal(last_error, "the model called an unknown tool: \\u0000system_status");
+
+	server_start(exact, 2);
+	assert_int_equal(run(4), 0);
+	server_stop();
+	assert_string_equal(answer, "it ran");
+}
+
+/* Tool names: 63 bytes (PROVIDER_NAME_MAX) are read whole, a longer one ends the turn. */
+static void test_a_tool_name_at_its_bound(void **state)
+{
+	static char calls[2][512];
+	char name[80];
+	char want[200];
+	const char *answers[2];
+
+	(void)state;
+	repeat(name, 'n', 63);
+	answers[0] = chat_call(calls[0], sizeof(calls[0]), "c1", name, "{}");
+	answers[1] = TEXT("no");
+	server_start(answers, 2);
+	assert_int_equal(run(4), -EPROTO);
+	server_stop();
+	snprintf(want, sizeof(want), "the model called an unknown tool: %s", name);
+	assert_string_equal(last_error, want);
+
+	repeat(name, 'n', 64);
+	answers[0] = chat_call(calls[0], sizeof(calls[0]), "c1", name, "{}");
+	server_start(answers, 2);
+	assert_int_equal(run(4), -EIO);
+	server_stop();
+	assert_int_equal(srv.served, 1);
+	assert_string_equal(last_error,
+			    "the tool name from the server exceeds the limit of 63 bytes (it has 64)");
+}
+
+/* A Chat turn with @n tool calls, indexes 0 .. n-1, one chunk each. */
+static const char *many_calls(size_t n)
+{
+	static char buf[200000];
+	size_t len = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		len += (size_t)snprintf(
+			buf + len, sizeof(buf) - len,
+			"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":%zu,"
+			"\"id\":\"c%zu\",\"type\":\"function\",\"function\":{\"name\":\"tool_search\","
+			"\"arguments\":\"{}\"}}]}}]}\n\n",
+			i, i);
+		assert_true(len < sizeof(buf) - 200);
+	}
+	snprintf(buf + len, sizeof(buf) - len,
+		 "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}"
+		 "\n\ndata: [DONE]\n\n");
+	return buf;
+}
+
+/*
+ * The calls of one turn are counted up to what can be told apart (2 kept, 16 more counted by
+ * their index); beyond that the line says "more than". Before, 19 or 1000 calls were "18".
+ */
+static void test_many_tool_calls_are_counted_or_said_to_be_more(void **state)
+{
+	static const struct {
+		size_t calls;
+		const char *line;
+	} cases[] = {
+		{2, "the model asked for 2 tool calls at once; only one at a time is supported"},
+		{18, "the model asked for 18 tool calls at once; only one at a time is supported"},
+		{19, "the model asked for more than 18 tool calls at once; only one at a time is "
+		     "supported"},
+		{1000, "the model asked for more than 18 tool calls at once; only one at a time is "
+		       "supported"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *answers[] = {many_calls(cases[i].calls)};
+
+		server_start(answers, 1);
+		assert_int_equal(run(4), -EPROTO);
+		server_stop();
+		assert_string_equal(last_error, cases[i].line);
+	}
+}
+
+/*
+ * Nothing after the protocol's end is read: a tool call after [DONE] (Chat) or after
+ * response.completed (Responses) does not run. Before, it ran and the loop went on.
+ */
+static void test_a_call_after_the_end_does_not_run(void **state)
+{
+	static const char *const chat[] = {
+		TEXT("done")
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":"
+		"\"c9\",\"type\":\"function\",\"function\":{\"name\":\"system_status\",\"arguments\":"
+		"\"{}\"}}]}}]}\n\n"
+		"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+		TEXT("again"),
+	};
+	static const char *const responses[] = {
+		R_TEXT("resp_1", "done") R_CALL_DONE("call_9", "system_status", "\"{}\""),
+		R_TEXT("resp_2", "again"),
+	};
+
+	(void)state;
+	server_start(chat, 2);
+	assert_int_equal(run(4), 0);
+	server_stop();
+	assert_int_equal(srv.served, 1);
+	assert_string_equal(answer, "done");
+	assert_string_equal(last_call, "");
+
+	use_responses();
+	server_start(responses, 2);
+	assert_int_equal(run(4), 0);
+	server_stop();
+	use_chat();
+	assert_int_equal(srv.served, 1);
+	assert_string_equal(answer, "done");
+	assert_string_equal(last_call, "");
+	assert_string_equal(req.response_id, "resp_1");
+}
+
+/*
+ * Server ids are used whole or not at all: a call id of 95 bytes (PROVIDER_ID_MAX) goes back
+ * as it came; one byte more (also when that byte ends a character) or a NUL ends the turn.
+ * Before, it was cut (mid-character) and the loop answered an id the server never issued.
+ */
+static void test_a_call_id_at_its_bound(void **state)
+{
+	static char calls[2][512];
+	char id[120];
+	char want[160];
+	const char *answers[2];
+
+	(void)state;
+	repeat(id, 'i', 95);
+	answers[0] = chat_call(calls[0], sizeof(calls[0]), id, "tool_search",
+			       "{\\\"query\\\":\\\"files\\\"}");
+	answers[1] = TEXT("done");
+	server_start(answers, 2);
+	assert_int_equal(run(4), 0);
+	server_stop();
+	snprintf(want, sizeof(want), "\"tool_call_id\":\"%s\"", id);
+	assert_non_null(strstr(srv.bodies[1], want));
+
+	repeat(id, 'i', 96);
+	answers[0] = chat_call(calls[0], sizeof(calls[0]), id, "tool_search",
+			       "{\\\"query\\\":\\\"files\\\"}");
+	server_start(answers, 2);
+	assert_int_equal(run(4), -EIO);
+	server_stop();
+	assert_int_equal(srv.served, 1);
+	assert_string_equal(last_error,
+			    "the call id from the server exceeds the limit of 95 bytes (it has 96)");
+
+	repeat(id, 'i', 94);
+	strcat(id, "\xc3\xa9"); /* 96 bytes, the last character cut by the bound */
+	answers[0] = chat_call(calls[0], sizeof(calls[0]), id, "tool_search",
+			       "{\\\"query\\\":\\\"files\\\"}");
+	server_start(answers, 2);
+	assert_int_equal(run(4), -EIO);
+	server_stop();
+	assert_string_equal(last_error,
+			    "the call id from the server exceeds the limit of 95 bytes (it has 96)");
+
+	answers[0] = chat_call(calls[0], sizeof(calls[0]), "call\\u0000x", "tool_search",
+			       "{\\\"query\\\":\\\"files\\\"}");
+	server_start(answers, 2);
+	assert_int_equal(run(4), -EIO);
+	server_stop();
+	assert_string_equal(last_error, "the call id from the server contains a NUL byte");
+}
+
+/* The Responses response id, which the next turn continues from: 95 bytes whole, 96 refused. */
+static void test_a_response_id_at_its_bound(void **state)
+{
+	static char stream[1024];
+	char id[120];
+	const char *answers[1] = {stream};
+
+	(void)state;
+	use_responses();
+	repeat(id, 'r', 95);
+	snprintf(stream, sizeof(stream), R_CREATED("%s") R_DELTA("hi") R_COMPLETED("%s"), id, id);
+	server_start(answers, 1);
+	assert_int_equal(run(4), 0);
+	server_stop();
+	assert_string_equal(req.response_id, id);
+
+	repeat(id, 'r', 96);
+	snprintf(stream, sizeof(stream), R_CREATED("%s") R_DELTA("hi") R_COMPLETED("%s"), id, id);
+	server_start(answers, 1);
+	assert_int_equal(run(4), -EIO);
+	server_stop();
+	use_chat();
+	assert_string_equal(last_error,
+			    "the response id from the server exceeds the limit of 95 bytes (it has 96)");
+	assert_string_equal(req.response_id, "");
+}
+
+/*
+ * A 200 answer that is not an event stream (a login page, a proxy's notice) says so, with
+ * its Content-Type and the start of the body. An event stream's media type is matched in any
+ * case and with parameters; an answer without a Content-Type is read as a stream.
+ */
+static void test_an_answer_that_is_not_an_event_stream(void **state)
+{
+	static const char *const page[] = {"<html><body>Sign in</body></html>"};
+	static const char *const text[] = {TEXT("ok")};
+	static const char *const streams[] = {"Text/Event-Stream; charset=utf-8", ""};
+
+	(void)state;
+	srv.content_type = "text/html; charset=utf-8";
+	server_start(page, 1);
+	assert_int_equal(run(4), -EIO);
+	server_stop();
+	assert_string_equal(last_error,
+			    "the server did not send an event stream (HTTP 200, Content-Type: "
+			    "text/html; charset=utf-8): <html><body>Sign in</body></html>");
+
+	srv.content_type = "text/event-streams";
+	server_start(text, 1);
+	assert_int_equal(run(4), -EIO);
+	server_stop();
+	assert_non_null(strstr(last_error, "(HTTP 200, Content-Type: text/event-streams): "));
+
+	for (size_t i = 0; i < 2; i++) {
+		srv.content_type = streams[i];
+		server_start(text, 1);
+		assert_int_equal(run(4), 0);
+		server_stop();
+		assert_string_equal(answer, "ok");
+	}
+	srv.content_type = NULL;
+}
+
+/*
+ * Text that comes before what says where it belongs (Chat: the choice's index; Responses:
+ * the event's type, as with sorted keys) waits in a 4095-byte buffer: up to that it is shown
+ * whole; beyond it the turn ends with a line saying what was not shown, cut between
+ * characters. Before, the rest was dropped without a word.
+ */
+static void text_before_its_key(bool responses, size_t len, const char *tail, int want,
+				const char *error)
+{
+	static char stream[20000];
+	static char text[10000];
+	const char *answers[] = {stream};
+
+	repeat(text, 'x', len);
+	strcat(text, tail);
+	if (responses) {
+		snprintf(stream, sizeof(stream),
+			 R_CREATED("resp_1") "data: {\"content_index\":0,\"delta\":\"%s\","
+					     "\"item_id\":\"msg_1\",\"output_index\":0,"
+					     "\"type\":\"response.output_text.delta\"}\n\n"
+			 R_COMPLETED("resp_1"),
+			 text);
+		use_responses();
+	} else {
+		snprintf(stream, sizeof(stream),
+			 "data: {\"choices\":[{\"delta\":{\"content\":\"%s\"},\"finish_reason\":null,"
+			 "\"index\":0}]}\n\n"
+			 "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\",\"index\":0}]}"
+			 "\n\ndata: [DONE]\n\n",
+			 text);
+	}
+	server_start(answers, 1);
+	assert_int_equal(run(4), want);
+	server_stop();
+	use_chat();
+	assert_string_equal(last_error, error);
+	assert_true(answer_len <= strlen(text));
+	assert_memory_equal(answer, text, answer_len);
+	if (want == 0) {
+		assert_int_equal(answer_len, strlen(text));
+	}
+}
+
+static void test_text_before_its_key_is_shown_or_its_cut_reported(void **state)
+{
+	(void)state;
+	for (int r = 0; r <= 1; r++) {
+		const char *chat = "text cut: a piece of the answer came before its choice's index "
+				   "and exceeds the 4095-byte buffer; not shown: ";
+		const char *resp = "text cut: a piece of the answer came before its event's type and "
+				   "exceeds the 4095-byte buffer; not shown: ";
+		char line[300];
+
+		text_before_its_key(r, 4095, "", 0, "");
+		snprintf(line, sizeof(line), "%s1 of 4096 bytes", r ? resp : chat);
+		text_before_its_key(r, 4096, "", -EIO, line);
+		assert_int_equal(answer_len, 4095);
+		snprintf(line, sizeof(line), "%s4097 of 8192 bytes", r ? resp : chat);
+		text_before_its_key(r, 8192, "", -EIO, line);
+		assert_int_equal(answer_len, 4095);
+		/* 4094 bytes and a 2-byte character: the character is not cut in half. */
+		snprintf(line, sizeof(line), "%s2 of 4096 bytes", r ? resp : chat);
+		text_before_its_key(r, 4094, "\xc3\xa9", -EIO, line);
+		assert_int_equal(answer_len, 4094);
+	}
+}
+
+/* Chat's finish reasons "length" and "content_filter" end the turn as incomplete; an empty
+ * turn cut so is not asked again as an empty one. */
+static void test_chat_length_and_content_filter_are_incomplete(void **state)
+{
+	static const char *const reasons[] = {"length", "content_filter"};
+	static char streams[2][512];
+	char line[80];
+
+	(void)state;
+	for (size_t i = 0; i < 2; i++) {
+		const char *answers[] = {streams[0], TEXT("more")};
+
+		snprintf(streams[0], sizeof(streams[0]),
+			 "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"The answer is"
+			 "\"}}]}\n\n"
+			 "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"%s\"}]}"
+			 "\n\ndata: [DONE]\n\n",
+			 reasons[i]);
+		server_start(answers, 2);
+		assert_int_equal(run(4), -EIO);
+		server_stop();
+		snprintf(line, sizeof(line), "the response is incomplete: %s", reasons[i]);
+		assert_string_equal(last_error, line);
+		assert_string_equal(answer, "The answer is");
+
+		snprintf(streams[0], sizeof(streams[0]),
+			 "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"%s\"}]}"
+			 "\n\ndata: [DONE]\n\n",
+			 reasons[i]);
+		server_start(answers, 2);
+		assert_int_equal(run(4), -EIO);
+		server_stop();
+		assert_int_equal(srv.served, 1);
+		assert_string_equal(last_error, line);
+	}
+}
+
+/* A Responses turn with neither text nor a call is asked once more, then is invalid. */
+static void test_an_empty_responses_turn_is_retried_once(void **state)
+{
+	static const char *const once[] = {
+		R_CREATED("resp_1") R_COMPLETED("resp_1"),
+		R_TEXT("resp_2", "here"),
+	};
+	static const char *const twice[] = {
+		R_CREATED("resp_1") R_COMPLETED("resp_1"),
+		R_CREATED("resp_2") R_COMPLETED("resp_2"),
+	};
+
+	(void)state;
+	use_responses();
+	server_start(once, 2);
+	assert_int_equal(run(4), 0);
+	server_stop();
+	assert_int_equal(srv.served, 2);
+	assert_string_equal(answer, "here");
+	assert_string_equal(srv.bodies[0], srv.bodies[1]); /* the same request again */
+
+	server_start(twice, 2);
+	assert_int_equal(run(4), -EIO);
+	server_stop();
+	use_chat();
+	assert_int_equal(srv.served, 2);
+	assert_string_equal(last_error,
+			    "invalid response: the provider returned an empty turn twice");
+}
+
+/*
+ * Output tokens include the reasoning ones, so input + output = total: a server that counts
+ * reasoning apart gets it folded in; one that includes it (OpenAI) is left as it is.
+ */
+static void test_reasoning_tokens_add_up(void **state)
+{
+	static const struct {
+		unsigned int prompt, completion, total, reasoning, output;
+	} cases[] = {
+		{10, 20, 530, 500, 520},  /* reasoning apart: folded in */
+		{10, 520, 530, 500, 520}, /* OpenAI: already in the output */
+		{10, 20, 999, 500, 20},	  /* neither adds up: left as reported */
+	};
+	static char stream[1024];
+	const char *answers[] = {stream};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(stream, sizeof(stream),
+			 "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n"
+			 "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}"
+			 "\n\n"
+			 "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":%u,\"completion_tokens\":"
+			 "%u,\"total_tokens\":%u,\"completion_tokens_details\":{\"reasoning_tokens\":"
+			 "%u}}}\n\ndata: [DONE]\n\n",
+			 cases[i].prompt, cases[i].completion, cases[i].total, cases[i].reasoning);
+		server_start(answers, 1);
+		assert_int_equal(run(4), 0);
+		server_stop();
+		assert_int_equal(usage.input_tokens, cases[i].prompt);
+		assert_int_equal(usage.output_tokens, cases[i].output);
+		assert_int_equal(usage.total_tokens, cases[i].total);
+		assert_int_equal(usage.reasoning_tokens, cases[i].reasoning);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -582,6 +1101,17 @@ int main(void)
 		cmocka_unit_test(test_unavailable_tool_is_not_offered_and_answers_why),
 		cmocka_unit_test(test_history_drops_every_older_exchange_when_needed),
 		cmocka_unit_test(test_history_after_a_conversation_drops_every_older_exchange),
+		cmocka_unit_test_setup(test_a_tool_name_must_match_exactly, each),
+		cmocka_unit_test_setup(test_a_tool_name_at_its_bound, each),
+		cmocka_unit_test_setup(test_many_tool_calls_are_counted_or_said_to_be_more, each),
+		cmocka_unit_test_setup(test_a_call_after_the_end_does_not_run, each),
+		cmocka_unit_test_setup(test_a_call_id_at_its_bound, each),
+		cmocka_unit_test_setup(test_a_response_id_at_its_bound, each),
+		cmocka_unit_test_setup(test_an_answer_that_is_not_an_event_stream, each),
+		cmocka_unit_test_setup(test_text_before_its_key_is_shown_or_its_cut_reported, each),
+		cmocka_unit_test_setup(test_chat_length_and_content_filter_are_incomplete, each),
+		cmocka_unit_test_setup(test_an_empty_responses_turn_is_retried_once, each),
+		cmocka_unit_test_setup(test_reasoning_tokens_add_up, each),
 		cmocka_unit_test(test_history_exchange_sizes_sweep),
 	};
 

@@ -347,6 +347,7 @@ def _empty_turn() -> dict[str, object]:
         "refusal": "",
         "tool_calls": [],
         "usage": None,
+        "reasoning_tokens": None,
         "finish": None,
         "incomplete_reason": None,
         "error": None,
@@ -358,6 +359,13 @@ def _error_fields(err: object) -> dict[str, object]:
     if not isinstance(err, dict):
         return {"message": str(err), "type": None, "code": None}
     return {"message": err.get("message"), "type": err.get("type"), "code": err.get("code")}
+
+
+def _reasoning_tokens(usage: dict[str, object], details: str) -> object:
+    """The reasoning tokens of a usage object (under Chat's `completion_tokens_details` or
+    Responses' `output_tokens_details`), or None when it reports none."""
+    inner = usage.get(details)
+    return inner.get("reasoning_tokens") if isinstance(inner, dict) else None
 
 
 def _read_chat(payloads: list[str]) -> dict[str, object]:
@@ -406,6 +414,7 @@ def _read_chat(payloads: list[str]) -> dict[str, object]:
                 "output_tokens": usage.get("completion_tokens"),
                 "total_tokens": usage.get("total_tokens"),
             }
+            turn["reasoning_tokens"] = _reasoning_tokens(usage, "completion_tokens_details")
     turn["text"] = turn["text_done"] = "".join(text)
     turn["refusal"] = "".join(refusal)
     turn["tool_calls"] = [calls[i] for i in sorted(calls)]
@@ -498,6 +507,7 @@ def _read_terminal(turn: dict[str, object], etype: str, resp: dict[str, object])
             "output_tokens": usage.get("output_tokens"),
             "total_tokens": usage.get("total_tokens"),
         }
+        turn["reasoning_tokens"] = _reasoning_tokens(usage, "output_tokens_details")
     details = resp.get("incomplete_details")
     if isinstance(details, dict):
         turn["incomplete_reason"] = details.get("reason")
@@ -563,7 +573,9 @@ def expected_outcome(path: str | Path) -> dict[str, object]:
           `refusal`, `tool_calls` (`[{"call_id", "name", "arguments"}]` in index order; an empty
           id or name never overwrites a real one; Responses arguments from `output_item.done`
           or `.done` over the deltas), `usage` (`{"input_tokens", "output_tokens",
-          "total_tokens"}` or None; Chat's prompt/completion tokens mapped), `finish` (Chat
+          "total_tokens"}` or None; Chat's prompt/completion tokens mapped),
+          `reasoning_tokens` (Chat `completion_tokens_details.reasoning_tokens`, Responses
+          `output_tokens_details.reasoning_tokens`, or None), `finish` (Chat
           `finish_reason`; Responses terminal status "completed"/"incomplete"/"failed"; None
           when absent), `incomplete_reason`, `error` (`{"message", "type", "code"}` from an
           in-stream error: a Chat payload with `error` ends the reading, as the SDK does; a

@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agent_mem.h"
 #include "http.h"
 #include "provider_internal.h"
+#include "utf8.h"
 
 /* Strings of one event whose meaning is not known yet, tool-call arguments: each a block. */
 #define STREAM_BLOCK_BYTES (((CONFIG_AGENT_TOOL_ARGS_MAX_LEN + 1) + 7) & ~7)
@@ -45,6 +47,7 @@ void capture_reset(struct capture *c)
 {
 	c->len = 0;
 	c->truncated = false;
+	c->lost = 0;
 	if (c->buf != NULL) {
 		c->buf[0] = '\0';
 	}
@@ -55,7 +58,11 @@ void capture_add(struct capture *c, const char *text, size_t len)
 	size_t room = c->cap - c->len;
 
 	if (len > room) {
-		len = room;
+		/* Cut between characters (the fragments are whole ones), and count the rest. */
+		size_t keep = utf8_prefix(text, len, room);
+
+		c->lost += len - keep;
+		len = keep;
 		c->truncated = true;
 	}
 	memcpy(c->buf + c->len, text, len);
@@ -65,7 +72,7 @@ void capture_add(struct capture *c, const char *text, size_t len)
 
 bool capture_is(const struct capture *c, const char *text)
 {
-	return !c->truncated && strcmp(c->buf, text) == 0;
+	return !c->truncated && c->len == strlen(text) && memcmp(c->buf, text, c->len) == 0;
 }
 
 int32_t parse_int32(const char *text, size_t len)
@@ -159,9 +166,59 @@ int turn_emit_call(struct provider_turn *t, struct call_slot *slot)
 	t->call_seen = true;
 	ev.call.call_id = slot->call_id[0] != '\0' ? slot->call_id : slot->item_id;
 	ev.call.name = slot->name;
+	ev.call.name_len = slot->name_len;
 	ev.call.arguments = slot->args.buf;
 	ev.call.arguments_len = slot->args.len;
 	return emit(t, &ev);
+}
+
+int turn_emit_pending(struct provider_turn *t, bool reasoning, const char *what)
+{
+	const struct capture *p = &t->pending;
+	char line[PROVIDER_LINE_MAX];
+
+	turn_emit_text(t, p->buf, p->len, reasoning);
+	/* Reasoning is never shown, so only a cut of the answer is worth a word. */
+	if (!p->truncated || reasoning) {
+		return t->stop;
+	}
+	snprintf(line, sizeof(line),
+		 "text cut: a piece of the answer came before %s and exceeds the %d-byte "
+		 "buffer; not shown: %u of %u bytes",
+		 what, CONFIG_AGENT_TOOL_ARGS_MAX_LEN, (unsigned int)p->lost,
+		 (unsigned int)(p->len + p->lost));
+	return turn_emit_error(t, PROVIDER_ERR_LIMIT, line);
+}
+
+bool turn_id_fits(struct provider_turn *t, const struct capture *id, const char *what)
+{
+	char line[PROVIDER_LINE_MAX];
+
+	if (id->truncated) {
+		snprintf(line, sizeof(line),
+			 "the %s from the server exceeds the limit of %d bytes (it has %u)", what,
+			 PROVIDER_ID_MAX, (unsigned int)(id->len + id->lost));
+	} else if (memchr(id->buf, '\0', id->len) != NULL) {
+		snprintf(line, sizeof(line), "the %s from the server contains a NUL byte", what);
+	} else {
+		return true;
+	}
+	turn_emit_error(t, PROVIDER_ERR_LIMIT, line);
+	return false;
+}
+
+bool turn_name_fits(struct provider_turn *t, const struct capture *name)
+{
+	char line[PROVIDER_LINE_MAX];
+
+	if (!name->truncated) {
+		return true; /* a NUL in it is the tool loop's to refuse: no tool has that name */
+	}
+	snprintf(line, sizeof(line),
+		 "the tool name from the server exceeds the limit of %d bytes (it has %u)",
+		 PROVIDER_NAME_MAX, (unsigned int)(name->len + name->lost));
+	turn_emit_error(t, PROVIDER_ERR_LIMIT, line);
+	return false;
 }
 
 /*
@@ -170,7 +227,8 @@ int turn_emit_call(struct provider_turn *t, struct call_slot *slot)
  */
 static void note_dropped(struct provider_turn *t, int32_t key, const char *item_id)
 {
-	size_t kept = t->calls_dropped < 16 ? t->calls_dropped : 16;
+	size_t kept = t->calls_dropped < PROVIDER_CALLS_COUNTED ? t->calls_dropped
+							       : PROVIDER_CALLS_COUNTED;
 
 	if (key < 0) {
 		uint32_t h = 2166136261u;
@@ -185,8 +243,10 @@ static void note_dropped(struct provider_turn *t, int32_t key, const char *item_
 			return;
 		}
 	}
-	if (kept == 16) {
-		return; /* no room to tell new keys from old ones: count no further */
+	if (kept == PROVIDER_CALLS_COUNTED) {
+		/* No room to tell new keys from old ones: the turn made more calls than counted. */
+		t->calls_more = true;
+		return;
 	}
 	t->dropped_keys[kept] = key;
 	t->calls_dropped++;
@@ -226,6 +286,7 @@ struct call_slot *turn_call_find(struct provider_turn *t, int32_t key, const cha
 	free_slot->key = key;
 	free_slot->call_id[0] = '\0';
 	free_slot->name[0] = '\0';
+	free_slot->name_len = 0;
 	snprintf(free_slot->item_id, sizeof(free_slot->item_id), "%s",
 		 item_id != NULL ? item_id : "");
 	capture_reset(&free_slot->args);
@@ -280,6 +341,15 @@ static void probe_flush(struct provider_turn *t)
 	json_feed(t, t->probe, t->probe_len);
 }
 
+/*
+ * What the SSE callbacks return: a callback's stop, or non-zero once the turn has ended, so
+ * that nothing after the protocol's end ([DONE], a terminal event) is read at all.
+ */
+static int sse_result(const struct provider_turn *t)
+{
+	return t->stop != 0 ? t->stop : t->ended ? 1 : 0;
+}
+
 static int sse_on_data(void *user_data, const char *data, size_t len, bool first)
 {
 	static const char done[] = "[DONE]";
@@ -301,7 +371,7 @@ static int sse_on_data(void *user_data, const char *data, size_t len, bool first
 	if (!t->probing) {
 		json_feed(t, data, len);
 	}
-	return t->stop;
+	return sse_result(t);
 }
 
 static int sse_on_event(void *user_data, const char *event_type)
@@ -311,15 +381,17 @@ static int sse_on_event(void *user_data, const char *event_type)
 	(void)event_type; /* dispatch is on the JSON "type": servers differ in event lines */
 	if (t->probing && t->probe_len == 6) {
 		t->terminal = true;
-		return t->stop;
+	} else {
+		if (t->probing) {
+			probe_flush(t);
+		}
+		if (!t->json_error && json_stream_finish(&t->json) == 0) {
+			t->adapter->on_event_end(t);
+		}
 	}
-	if (t->probing) {
-		probe_flush(t);
-	}
-	if (!t->json_error && json_stream_finish(&t->json) == 0) {
-		t->adapter->on_event_end(t);
-	}
-	return t->stop;
+	/* [DONE] or a terminal event ends the turn: what a server sends after it is not read. */
+	t->ended = t->terminal;
+	return sse_result(t);
 }
 
 static void sse_on_discard(void *user_data)
@@ -340,11 +412,35 @@ static bool status_ok(const struct provider_turn *t)
 	return t->status_code >= 200 && t->status_code < 300;
 }
 
+/* A 2xx answer that is an event stream (or does not say what it is): read as the turn. */
+static bool body_is_stream(const struct provider_turn *t)
+{
+	return status_ok(t) && !t->not_stream;
+}
+
+/* Whether the media type of a Content-Type value (any case, parameters after ';') is @p type. */
+static bool media_type_is(const char *value, const char *type)
+{
+	size_t n = strlen(type);
+
+	for (size_t i = 0; i < n; i++) {
+		char c = value[i];
+
+		if (c >= 'A' && c <= 'Z') {
+			c = (char)(c - 'A' + 'a');
+		}
+		if (c != type[i]) {
+			return false;
+		}
+	}
+	return value[n] == '\0' || value[n] == ';' || value[n] == ' ' || value[n] == '\t';
+}
+
 static int on_json(void *user_data, const struct json_stream *js, const struct json_value *v)
 {
 	struct provider_turn *t = user_data;
 
-	if (status_ok(t)) {
+	if (body_is_stream(t)) {
 		return t->adapter->on_value(t, js, v);
 	}
 	/* An error body: OpenAI {"error":{"message","type","code"}}, vLLM {"message",...}. */
@@ -388,7 +484,14 @@ static int http_on_header(void *user_data, const char *name, const char *value)
 
 		t->retry_after_s = s > 0 ? (uint32_t)s : 0;
 	} else if (strcmp(name, "content-type") == 0) {
-		t->content_json = strncmp(value, "application/json", 16) == 0;
+		size_t n = 0;
+
+		t->not_stream = !media_type_is(value, "text/event-stream");
+		/* Kept for the error line, printable and cut. */
+		for (; value[n] != '\0' && n < sizeof(t->content_type) - 1; n++) {
+			t->content_type[n] = (value[n] >= 0x20 && value[n] < 0x7f) ? value[n] : ' ';
+		}
+		t->content_type[n] = '\0';
 	}
 	return 0;
 }
@@ -397,12 +500,15 @@ static int http_on_body(void *user_data, const char *data, size_t len)
 {
 	struct provider_turn *t = user_data;
 
-	if (status_ok(t)) {
-		int ret = sse_feed(&t->sse, data, len);
+	if (body_is_stream(t)) {
+		int ret;
+
+		agent_mem_stream_sample(); /* agent status: lowest internal free while streaming */
+		ret = sse_feed(&t->sse, data, len);
 
 		return ret != 0 ? ret : t->stop;
 	}
-	/* Keep the start of the body for servers that answer errors in plain text. */
+	/* Keep the start of the body for servers that answer errors (or pages) in plain text. */
 	for (size_t i = 0; i < len && t->http_raw_len < sizeof(t->http_raw) - 1; i++) {
 		char c = data[i];
 
@@ -424,11 +530,16 @@ static bool code_is(const struct provider_turn *t, const char *code)
 	return strcmp(t->err_code, code) == 0;
 }
 
+static const char *body_detail(const struct provider_turn *t)
+{
+	return t->err_message_cap.len > 0 ? t->err_message
+	       : t->http_raw_len > 0	   ? t->http_raw
+					   : "no details";
+}
+
 static void http_error(struct provider_turn *t, char *line, size_t len)
 {
-	const char *detail = t->err_message_cap.len > 0 ? t->err_message
-			     : t->http_raw_len > 0	? t->http_raw
-							: "no details";
+	const char *detail = body_detail(t);
 	const char *what;
 	int s = t->status_code;
 
@@ -579,6 +690,21 @@ size_t provider_stream_peak_bytes(void)
 	return peak;
 }
 
+/*
+ * Output tokens include the reasoning ones (OpenAI: total = input + output). A server that
+ * counts reasoning apart (total = input + output + reasoning) gets it folded into the output,
+ * so that input + output = total on every server.
+ */
+static void usage_normalize(struct provider_usage *u)
+{
+	uint64_t io = (uint64_t)u->input_tokens + u->output_tokens;
+
+	if (u->reasoning_tokens > 0 && io != u->total_tokens &&
+	    io + u->reasoning_tokens == u->total_tokens) {
+		u->output_tokens += u->reasoning_tokens;
+	}
+}
+
 /* Returns 0 when the turn completed (the caller emits usage and done), else negative. */
 static int run_turn(const struct provider_request *req, const struct http_url *url,
 		    const char *body, size_t body_len, uint8_t *blocks[])
@@ -616,6 +742,15 @@ static int run_turn(const struct provider_request *req, const struct http_url *u
 		turn_emit_error(t, PROVIDER_ERR_HTTP, line);
 		return -EIO;
 	}
+	if (t->not_stream) {
+		/* A login page, a proxy's notice, an answer that ignored "stream": say so. */
+		json_stream_finish(&t->json);
+		snprintf(line, sizeof(line),
+			 "the server did not send an event stream (HTTP %d, Content-Type: %s): %s",
+			 t->status_code, t->content_type, body_detail(t));
+		turn_emit_error(t, PROVIDER_ERR_INVALID, line);
+		return -EIO;
+	}
 	sse_finish(&t->sse);
 	t->adapter->on_stream_end(t);
 	if (t->failed) {
@@ -651,6 +786,7 @@ int provider_run(const struct provider_request *req)
 		req->emit(req->user_data, &ev);
 		return ret;
 	}
+	agent_mem_request_begin(); /* counts it; PSRAM free before its buffers are taken */
 	body = agent_pool_alloc(body_pool);
 	for (size_t i = 0; i < STREAM_BLOCKS; i++) {
 		blocks[i] = agent_pool_alloc(stream_pool);
@@ -687,8 +823,12 @@ int provider_run(const struct provider_request *req)
 		if (ret != 0) {
 			break;
 		}
-		/* A stateless turn with neither text nor a tool call is asked once more. */
-		if (turn.protocol == AGENT_PROTOCOL_CHAT && !turn.text_seen && !turn.call_seen) {
+		/*
+		 * A turn with neither text nor a tool call is asked once more, on either protocol
+		 * (local servers such as LM Studio and llama.cpp send such turns on Responses too);
+		 * the same body is sent, so a Responses retry continues from the same id.
+		 */
+		if (!turn.text_seen && !turn.call_seen) {
 			if (attempt == 0) {
 				continue;
 			}
@@ -701,17 +841,20 @@ int provider_run(const struct provider_request *req)
 
 		if (turn.usage_seen) {
 			ev.usage = turn.usage;
+			usage_normalize(&ev.usage);
 			emit(&turn, &ev);
 		}
 		ev = (struct provider_event){.type = PROVIDER_DONE};
 		ev.done.response_id = turn.response_id;
 		ev.done.finish_reason = turn.finish_reason;
 		ev.done.calls_dropped = turn.calls_dropped;
+		ev.done.calls_more = turn.calls_more;
 		emit(&turn, &ev);
 		ret = 0;
 		break;
 	}
 out:
+	agent_mem_request_end(); /* PSRAM free at completion, its buffers still held */
 	for (size_t i = 0; i < STREAM_BLOCKS; i++) {
 		if (blocks[i] != NULL) {
 			agent_pool_free(stream_pool, blocks[i]);

@@ -18,6 +18,7 @@
 #define PROVIDER_NAME_MAX     63  /* tool names */
 #define PROVIDER_MESSAGE_MAX  199 /* provider error messages shown to the user */
 #define PROVIDER_CALL_SLOTS   2	  /* tool calls tracked in one turn */
+#define PROVIDER_CALLS_COUNTED 16 /* tool calls beyond the slots told apart, for the count */
 
 enum provider_event_type {
 	PROVIDER_TEXT,	    /* a piece of the answer */
@@ -58,7 +59,8 @@ struct provider_event {
 		} text; /* PROVIDER_TEXT, PROVIDER_REASONING */
 		struct {
 			const char *call_id;
-			const char *name;
+			const char *name; /* NUL-terminated, but may hold a NUL of its own */
+			size_t name_len;  /* the name's bytes: compare all of them */
 			const char *arguments; /* JSON text as the model wrote it */
 			size_t arguments_len;
 		} call;
@@ -68,6 +70,8 @@ struct provider_event {
 			const char *finish_reason;
 			/* tool calls of the turn beyond those emitted (more than the slots) */
 			uint32_t calls_dropped;
+			/* still more calls than these: the turn made more than emitted + dropped */
+			bool calls_more;
 		} done;
 		struct {
 			enum provider_error kind;

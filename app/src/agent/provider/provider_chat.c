@@ -32,10 +32,15 @@ static void choice_text(struct provider_turn *t, const struct json_value *v, boo
 		return;
 	}
 	if (t->choice_index < 0) {
-		/* The index may still come: hold the text until the choice ends. */
-		if (t->pending_kind != PENDING_NONE &&
-		    t->pending_kind != (reasoning ? PENDING_REASONING : PENDING_TEXT)) {
+		/*
+		 * The index may still come: hold the text until the choice ends. The buffer holds
+		 * one kind; the answer's text wins over reasoning, which is never shown.
+		 */
+		if (reasoning && t->pending_kind == PENDING_TEXT) {
 			return;
+		}
+		if (!reasoning && t->pending_kind == PENDING_REASONING) {
+			capture_reset(&t->pending);
 		}
 		t->pending_kind = reasoning ? PENDING_REASONING : PENDING_TEXT;
 		capture_add(&t->pending, v->text, v->len);
@@ -59,15 +64,17 @@ static void element_end(struct provider_turn *t, const struct json_stream *js)
 	int32_t key = t->element_index >= 0 ? t->element_index : json_stream_index(js, depth);
 	struct call_slot *slot = turn_call_find(t, key, NULL, true);
 
-	if (slot == NULL) {
+	if (slot == NULL || !turn_id_fits(t, &t->call_id_cap, "call id") ||
+	    !turn_name_fits(t, &t->name_cap)) {
 		return;
 	}
 	/* Continuation deltas may repeat an empty id or name: never overwrite with those. */
 	if (t->call_id_cap.len > 0 && slot->call_id[0] == '\0') {
 		memcpy(slot->call_id, t->call_id, t->call_id_cap.len + 1);
 	}
-	if (t->name_cap.len > 0 && slot->name[0] == '\0') {
+	if (t->name_cap.len > 0 && slot->name_len == 0) {
 		memcpy(slot->name, t->name, t->name_cap.len + 1);
+		slot->name_len = t->name_cap.len;
 	}
 	capture_add(&slot->args, t->aux.buf, t->aux.len);
 	if (t->aux.truncated) {
@@ -82,6 +89,7 @@ static int on_value(struct provider_turn *t, const struct json_stream *js,
 	case JSON_OBJECT_BEGIN:
 		if (json_stream_path_is(js, CHOICE_PATH)) {
 			t->choice_index = -1;
+			capture_reset(&t->reason_cap);
 		} else if (json_stream_path_is(js, CALL_PATH)) {
 			element_begin(t);
 		}
@@ -93,11 +101,15 @@ static int on_value(struct provider_turn *t, const struct json_stream *js,
 			}
 		} else if (json_stream_path_is(js, CHOICE_PATH)) {
 			if (t->choice_index <= 0 && t->pending_kind != PENDING_NONE) {
-				turn_emit_text(t, t->pending.buf, t->pending.len,
-					       t->pending_kind == PENDING_REASONING);
+				turn_emit_pending(t, t->pending_kind == PENDING_REASONING,
+						  "its choice's index");
 			}
 			capture_reset(&t->pending);
 			t->pending_kind = PENDING_NONE;
+			/* The finish reason of choice 0 is the turn's (other choices are not shown). */
+			if (t->choice_index <= 0 && t->reason_cap.len > 0) {
+				memcpy(t->finish_reason, t->reason, t->reason_cap.len + 1);
+			}
 		}
 		return t->stop;
 	case JSON_NUMBER: {
@@ -173,10 +185,6 @@ static int on_event_end(struct provider_turn *t)
 			snprintf(line, sizeof(line), "the provider reported an error: %s", msg);
 		}
 		turn_emit_error(t, PROVIDER_ERR_STREAM, line);
-		return t->stop;
-	}
-	if (t->reason_cap.len > 0) {
-		memcpy(t->finish_reason, t->reason, t->reason_cap.len + 1);
 	}
 	return t->stop;
 }
@@ -191,6 +199,18 @@ static void on_stream_end(struct provider_turn *t)
 		t->terminal = true;
 	}
 	if (!t->terminal) {
+		return;
+	}
+	/*
+	 * Cut by the token limit or a filter: the answer shown is partial (and a call's
+	 * arguments may be), so the turn is incomplete, as Responses' response.incomplete.
+	 */
+	if (strcmp(t->finish_reason, "length") == 0 ||
+	    strcmp(t->finish_reason, "content_filter") == 0) {
+		char line[PROVIDER_LINE_MAX];
+
+		snprintf(line, sizeof(line), "the response is incomplete: %s", t->finish_reason);
+		turn_emit_error(t, PROVIDER_ERR_INCOMPLETE, line);
 		return;
 	}
 	for (size_t i = 0; i < PROVIDER_CALL_SLOTS; i++) {

@@ -13,11 +13,13 @@ struct capture {
 	size_t cap; /* bytes available for text; buf has one more for the NUL */
 	size_t len;
 	bool truncated;
+	size_t lost; /* bytes offered beyond cap, not kept */
 };
 
 void capture_init(struct capture *c, char *buf, size_t cap);
 void capture_reset(struct capture *c);
 void capture_add(struct capture *c, const char *text, size_t len);
+/* The whole captured text is @p text: every byte, none cut, no NUL of its own. */
 bool capture_is(const struct capture *c, const char *text);
 
 #define FIELD_SMALL 63
@@ -32,6 +34,7 @@ struct call_slot {
 	char item_id[PROVIDER_ID_MAX + 1];
 	char call_id[PROVIDER_ID_MAX + 1];
 	char name[PROVIDER_NAME_MAX + 1];
+	size_t name_len; /* the name may hold a NUL: its length, not strlen() */
 	struct capture args;
 };
 
@@ -69,8 +72,9 @@ struct provider_turn {
 	struct capture item_id_cap;
 	/* A string whose meaning depends on a field not seen yet (keys may come sorted). */
 	struct capture pending;
+	/* PENDING_STREAMED: nothing held, this event's final text streams straight out. */
 	enum { PENDING_NONE, PENDING_DELTA, PENDING_TEXT, PENDING_ARGS, PENDING_ITEM_ARGS,
-	       PENDING_REASONING } pending_kind;
+	       PENDING_REASONING, PENDING_STREAMED } pending_kind;
 	struct capture aux; /* Chat: arguments of one tool_calls element */
 	/* Item fields (Responses output_item.*) and Chat tool_calls element fields. */
 	char item_type[FIELD_SMALL + 1];
@@ -105,14 +109,17 @@ struct provider_turn {
 	bool call_seen;
 	/* Tool calls beyond PROVIDER_CALL_SLOTS: counted (by their distinct keys), not kept. */
 	uint32_t calls_dropped;
-	int32_t dropped_keys[16];
+	int32_t dropped_keys[PROVIDER_CALLS_COUNTED];
+	bool calls_more; /* a call beyond those counted: say "more than" */
 	size_t output_bytes;
 	int stop; /* non-zero: a callback asked to stop */
+	bool ended; /* past the protocol's end: nothing more is read */
 
 	/* HTTP. */
 	int status_code;
 	uint32_t retry_after_s;
-	bool content_json;
+	bool not_stream; /* a Content-Type other than text/event-stream */
+	char content_type[FIELD_SMALL + 1];
 	char http_raw[PROVIDER_MESSAGE_MAX + 1]; /* start of a non-JSON error body */
 	size_t http_raw_len;
 };
@@ -124,6 +131,14 @@ extern const struct provider_adapter provider_chat_adapter;
 int turn_emit_text(struct provider_turn *t, const char *text, size_t len, bool reasoning);
 int turn_emit_error(struct provider_turn *t, enum provider_error kind, const char *message);
 int turn_emit_call(struct provider_turn *t, struct call_slot *slot);
+/*
+ * Emit the text (or reasoning) held in the pending buffer; a cut of the answer's text ends
+ * the turn with an error saying so (@p what: what the text waited for).
+ */
+int turn_emit_pending(struct provider_turn *t, bool reasoning, const char *what);
+/* Ids and names from the server must be whole: a cut one ends the turn (false). */
+bool turn_id_fits(struct provider_turn *t, const struct capture *id, const char *what);
+bool turn_name_fits(struct provider_turn *t, const struct capture *name);
 struct call_slot *turn_call_find(struct provider_turn *t, int32_t key, const char *item_id,
 				 bool create);
 void turn_event_reset(struct provider_turn *t);

@@ -37,6 +37,10 @@ static struct call_slot *delta_call(struct provider_turn *t)
 	if (t->output_index < 0 && t->item_id_cap.len == 0) {
 		return NULL;
 	}
+	/* The item id may stand in for a call id (llama.cpp): only a whole one. */
+	if (t->item_id_cap.len > 0 && !turn_id_fits(t, &t->item_id_cap, "item id")) {
+		return NULL;
+	}
 	return turn_call_find(t, t->output_index, t->item_id, true);
 }
 
@@ -83,9 +87,15 @@ static int on_value(struct provider_turn *t, const struct json_stream *js,
 			on_delta(t, v);
 		} else if (json_stream_path_is(js, "item_id")) {
 			capture_string(&t->item_id_cap, v);
-		} else if (json_stream_path_is(js, "text") && !t->text_seen) {
+		} else if (json_stream_path_is(js, "text") &&
+			   (!t->text_seen || t->pending_kind == PENDING_STREAMED)) {
 			/* Final text: needed only from a server that streamed no delta. */
-			pend(t, PENDING_TEXT, v);
+			if (type_is(t, "response.output_text.done")) {
+				t->pending_kind = PENDING_STREAMED;
+				turn_emit_text(t, v->text, v->len, false);
+			} else if (!type_known(t)) {
+				pend(t, PENDING_TEXT, v);
+			}
 		} else if (json_stream_path_is(js, "arguments")) {
 			pend(t, PENDING_ARGS, v);
 		} else if (json_stream_path_is(js, "item.type")) {
@@ -162,6 +172,10 @@ static struct call_slot *item_added(struct provider_turn *t)
 	if (!capture_is(&t->item_type_cap, "function_call")) {
 		return NULL;
 	}
+	if (!turn_id_fits(t, &t->item_id_cap, "item id") ||
+	    !turn_id_fits(t, &t->call_id_cap, "call id") || !turn_name_fits(t, &t->name_cap)) {
+		return NULL;
+	}
 	slot = turn_call_find(t, t->output_index, item_key(t), true);
 	if (slot == NULL) {
 		return NULL;
@@ -174,6 +188,7 @@ static struct call_slot *item_added(struct provider_turn *t)
 	}
 	if (t->name_cap.len > 0) {
 		memcpy(slot->name, t->name, t->name_cap.len + 1);
+		slot->name_len = t->name_cap.len;
 	}
 	return slot;
 }
@@ -199,19 +214,26 @@ static int on_event_end(struct provider_turn *t)
 	char line[PROVIDER_LINE_MAX];
 	struct call_slot *slot;
 
+	/* The id to continue from must be the server's, whole. */
+	if (!turn_id_fits(t, &t->response_id_cap, "response id")) {
+		return t->stop;
+	}
 	if (is_text_delta(t) && t->pending_kind == PENDING_DELTA) {
-		turn_emit_text(t, t->pending.buf, t->pending.len, false);
+		turn_emit_pending(t, false, "its event's type");
 	} else if (is_reasoning_delta(t) && t->pending_kind == PENDING_DELTA) {
-		turn_emit_text(t, t->pending.buf, t->pending.len, true);
+		turn_emit_pending(t, true, "its event's type");
 	} else if (type_is(t, "response.output_text.done")) {
 		/* Only a server that streamed no delta needs the final text. */
 		if (!t->text_seen && t->pending_kind == PENDING_TEXT) {
-			turn_emit_text(t, t->pending.buf, t->pending.len, false);
+			turn_emit_pending(t, false, "its event's type");
 		}
 	} else if (type_is(t, "response.function_call_arguments.delta")) {
 		slot = delta_call(t);
 		if (slot != NULL && t->pending_kind == PENDING_DELTA) {
 			capture_add(&slot->args, t->pending.buf, t->pending.len);
+			if (t->pending.truncated) {
+				slot->args.truncated = true; /* reported when the call is emitted */
+			}
 		}
 	} else if (type_is(t, "response.function_call_arguments.done")) {
 		slot = delta_call(t);

@@ -42,8 +42,11 @@ static struct {
 struct turn_state {
 	struct agent_request *req;
 	unsigned int calls;
+	bool calls_more; /* more calls than counted */
 	char call_id[PROVIDER_ID_MAX + 1];
 	char name[PROVIDER_NAME_MAX + 1];
+	size_t name_len; /* the name as the model wrote it: a NUL in it is kept */
+	char shown[PROVIDER_NAME_MAX * 6 + 1]; /* the name with control bytes as \u00XX */
 	size_t args_len;
 	char response_id[PROVIDER_ID_MAX + 1];
 	struct provider_usage usage; /* summed over the request */
@@ -63,6 +66,23 @@ static void say_error(struct agent_request *req, const char *fmt, const char *a,
 	req->hooks->error(req->user, line);
 }
 
+/* A tool name as the person should see it: a NUL or control byte in it made visible. */
+static void name_shown(char *out, size_t cap, const char *name, size_t len)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < len && n + 7 <= cap; i++) {
+		uint8_t c = (uint8_t)name[i];
+
+		if (c < 0x20 || c == 0x7f) {
+			n += (size_t)snprintf(out + n, cap - n, "\\u%04x", c);
+		} else {
+			out[n++] = (char)c;
+		}
+	}
+	out[n] = '\0';
+}
+
 static int on_event(void *user_data, const struct provider_event *ev)
 {
 	struct turn_state *st = user_data;
@@ -72,12 +92,18 @@ static int on_event(void *user_data, const struct provider_event *ev)
 	case PROVIDER_TEXT:
 		req->hooks->text(req->user, ev->text.text, ev->text.len);
 		break;
-	case PROVIDER_TOOL_CALL:
-		req->hooks->tool_call(req->user, ev->call.name, ev->call.arguments,
+	case PROVIDER_TOOL_CALL: {
+		size_t name_len = ev->call.name_len < sizeof(st->name) ? ev->call.name_len
+								       : sizeof(st->name) - 1;
+
+		name_shown(st->shown, sizeof(st->shown), ev->call.name, name_len);
+		req->hooks->tool_call(req->user, st->shown, ev->call.arguments,
 				      ev->call.arguments_len);
 		if (st->calls++ == 0) {
 			snprintf(st->call_id, sizeof(st->call_id), "%s", ev->call.call_id);
-			snprintf(st->name, sizeof(st->name), "%s", ev->call.name);
+			memcpy(st->name, ev->call.name, name_len);
+			st->name[name_len] = '\0';
+			st->name_len = name_len;
 			/* The provider bounds arguments to CONFIG_AGENT_TOOL_ARGS_MAX_LEN. */
 			st->args_len = ev->call.arguments_len < sizeof(call_args)
 					       ? ev->call.arguments_len
@@ -86,6 +112,7 @@ static int on_event(void *user_data, const struct provider_event *ev)
 			call_args[st->args_len] = '\0';
 		}
 		break;
+	}
 	case PROVIDER_USAGE:
 		st->usage.input_tokens += ev->usage.input_tokens;
 		st->usage.output_tokens += ev->usage.output_tokens;
@@ -99,6 +126,7 @@ static int on_event(void *user_data, const struct provider_event *ev)
 		snprintf(st->response_id, sizeof(st->response_id), "%s",
 			 ev->done.response_id != NULL ? ev->done.response_id : "");
 		st->calls += ev->done.calls_dropped;
+		st->calls_more = ev->done.calls_more;
 		break;
 	case PROVIDER_ERROR:
 		st->failed = true;
@@ -261,7 +289,9 @@ static int handle_call(struct agent_request *req, struct tool_session *session,
 		       struct turn_state *st)
 {
 	static struct tool_ctx ctx;
-	const struct tool_def *def = tool_registry_find(st->name);
+	/* Names match exactly: every byte, so a NUL and what follows it must match too. */
+	const struct tool_def *def =
+		strlen(st->name) == st->name_len ? tool_registry_find(st->name) : NULL;
 	const char *unavailable;
 	char why[PROVIDER_MESSAGE_MAX - 40];
 	enum tool_disposition d;
@@ -269,7 +299,8 @@ static int handle_call(struct agent_request *req, struct tool_session *session,
 	int err;
 
 	if (def == NULL) {
-		say_error(req, "the model called an unknown tool: %.60s%s", st->name, "");
+		name_shown(st->shown, sizeof(st->shown), st->name, st->name_len);
+		say_error(req, "the model called an unknown tool: %.120s%s", st->shown, "");
 		return -EPROTO;
 	}
 	unavailable = tool_unavailable_reason(def);
@@ -412,6 +443,7 @@ static int request_run(struct agent_request *req)
 			pr.write_history = history_write;
 		}
 		st.calls = 0;
+		st.calls_more = false;
 		st.failed = false;
 		st.response_id[0] = '\0';
 		err = provider_run(&pr);
@@ -426,14 +458,15 @@ static int request_run(struct agent_request *req)
 			char n[12];
 
 			snprintf(n, sizeof(n), "%u", st.calls);
-			say_error(req, "the model asked for %s tool calls at once%s; only one at "
+			say_error(req, "the model asked for %s%s tool calls at once; only one at "
 				       "a time is supported",
-				  n, "");
+				  st.calls_more ? "more than " : "", n);
 			return -EPROTO;
 		}
 		if (final) {
-			say_error(req, "the model called %.60s although no tools were offered%s",
-				  st.name, "");
+			name_shown(st.shown, sizeof(st.shown), st.name, st.name_len);
+			say_error(req, "the model called %.120s although no tools were offered%s",
+				  st.shown, "");
 			return -EPROTO;
 		}
 		err = handle_call(req, &session, &st);

@@ -233,7 +233,14 @@ static void worker(void *user_data)
 	agent_session_wipe(ask.key, sizeof(ask.key));
 	agent_session_wipe(ask.prompt, sizeof(ask.prompt));
 	end_line();
-	if (ask.usage_seen) {
+	if (ask.usage_seen && ask.usage.reasoning_tokens > 0) {
+		/* Output includes the reasoning (the provider folds it in: input + output = total). */
+		agent_printf(ask.console, "tokens: input %u, output %u (reasoning %u), total %u\n",
+			     (unsigned int)ask.usage.input_tokens,
+			     (unsigned int)ask.usage.output_tokens,
+			     (unsigned int)ask.usage.reasoning_tokens,
+			     (unsigned int)ask.usage.total_tokens);
+	} else if (ask.usage_seen) {
 		agent_printf(ask.console, "tokens: input %u, output %u, total %u\n",
 			     (unsigned int)ask.usage.input_tokens,
 			     (unsigned int)ask.usage.output_tokens,

@@ -21,8 +21,9 @@ DEFAULT_STATUS = {
 def status(dut: SimDevice) -> dict[str, str]:
     fields = {}
     for line in dut.exec_command("agent status"):
-        if line.startswith(("pool:", "tool calls:", "last request:", "stack:")):
-            continue  # memory and tool activity, checked by the request and tool tests
+        if line.startswith(("pool:", "tool calls:", "last request:", "stack:", "requests:",
+                            "internal:", "psram:", "heap:")):
+            continue  # memory and activity, checked by the request, tool and status tests
         name, sep, value = line.partition(":")
         assert sep, f"unexpected status line {line!r}"
         fields[name.strip()] = value.strip()

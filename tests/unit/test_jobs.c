@@ -1,6 +1,7 @@
 /*
- * The job registry and its admission check (app/src/agent/state/agent_jobs.c) over real pools of
- * the POSIX port, and the two tools that read it: jobs_list and system_status.
+ * The job registry and its admission check (app/src/agent/state/agent_jobs.c) over real pools
+ * and the simulated heap of the POSIX port, and the two tools that read it: jobs_list and
+ * system_status.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "agent_jobs.h"
+#include "agent_mem.h"
 #include "posix/posix_port.h"
 #include "tool.h"
 #include "tool_exec.h"
@@ -63,6 +65,8 @@ static int setup(void **state)
 {
 	(void)state;
 	posix_pool_reset_all();
+	posix_heap_reset();
+	agent_mem_reset();
 	assert_int_equal(agent_pool_init(&stream_pool, "stream", stream_buf, STREAM_BLOCK_BYTES,
 					 STREAM_BLOCKS, AGENT_MEM_PSRAM),
 			 0);
@@ -137,13 +141,22 @@ static void test_builtin_jobs_idle_and_ready(void **state)
 	assert_string_equal(r->owner, "");
 	assert_int_equal(snap.thread_slots, CONFIG_AGENT_THREAD_SLOTS);
 	assert_int_equal(snap.thread_slots_free, CONFIG_AGENT_THREAD_SLOTS);
-	/* The pools as they are: psram = stream + request, internal = scratch. */
+	/* The pools as they are: psram = stream + request, internal = scratch and the heap. */
 	assert_int_equal(snap.mem[AGENT_MEM_PSRAM].free_bytes,
 			 STREAM_BLOCK_BYTES * STREAM_BLOCKS + REQUEST_BYTES);
 	assert_int_equal(snap.mem[AGENT_MEM_PSRAM].largest_free_bytes, REQUEST_BYTES);
 	assert_int_equal(snap.mem[AGENT_MEM_PSRAM].pools, 2);
-	assert_int_equal(snap.mem[AGENT_MEM_INTERNAL].free_bytes,
+	assert_false(snap.mem[AGENT_MEM_PSRAM].heap_present);
+	assert_int_equal(snap.mem[AGENT_MEM_INTERNAL].pool_free_bytes,
 			 SCRATCH_BLOCK_BYTES * SCRATCH_BLOCKS);
+	assert_true(snap.mem[AGENT_MEM_INTERNAL].heap_present);
+	assert_int_equal(snap.mem[AGENT_MEM_INTERNAL].free_bytes,
+			 SCRATCH_BLOCK_BYTES * SCRATCH_BLOCKS + POSIX_HEAP_INTERNAL_BYTES);
+	/* The reserve where there is a heap, 0 where none; the port's per-thread record. */
+	assert_int_equal(snap.reserve_bytes[AGENT_MEM_INTERNAL],
+			 CONFIG_AGENT_JOBS_RESERVE_INTERNAL_BYTES);
+	assert_int_equal(snap.reserve_bytes[AGENT_MEM_PSRAM], 0);
+	assert_int_equal(snap.task_overhead_bytes, agent_thread_overhead_bytes());
 }
 
 static void test_begin_end_generation_owner_claims(void **state)
@@ -229,6 +242,73 @@ static void test_waiting_for_memory_uses_real_pools(void **state)
 	agent_pool_free(scratch_pool, held);
 }
 
+/*
+ * The background reserve: a job waits (reserve_short) when the internal heap and pools less
+ * its claims and task overhead would fall below it. A job without a stack (no task overhead)
+ * claiming 2 scratch blocks: with the heap at exactly the bound it is ready, one heap unit
+ * (the simulated heap's granularity) below it waits.
+ */
+static void test_background_reserve_at_the_bound(void **state)
+{
+	static const struct agent_job_claim claims[] = {{.pool = "scratch", .blocks = 2}};
+	static const struct agent_job_def probe = {
+		.name = "probe",
+		.stack_placement = AGENT_MEM_INTERNAL,
+		.claims = claims,
+		.claim_count = 1,
+	};
+	const size_t pools_left = SCRATCH_BLOCK_BYTES * (SCRATCH_BLOCKS - 2);
+	const size_t heap_needed = CONFIG_AGENT_JOBS_RESERVE_INTERNAL_BYTES - pools_left;
+	struct agent_job_admission why;
+	void *taken;
+	void *one_more;
+
+	(void)state;
+	assert_int_equal(heap_needed % POSIX_HEAP_UNIT_BYTES, 0);
+	assert_int_equal(agent_job_register(&probe), 0);
+	taken = posix_heap_alloc(AGENT_MEM_INTERNAL, POSIX_HEAP_INTERNAL_BYTES - heap_needed);
+	assert_non_null(taken);
+	assert_int_equal(agent_job_check("probe", &why), 0);
+	assert_int_equal(why.disposition, AGENT_JOB_READY);
+	one_more = posix_heap_alloc(AGENT_MEM_INTERNAL, POSIX_HEAP_UNIT_BYTES);
+	assert_non_null(one_more);
+	assert_int_equal(agent_job_check("probe", &why), 0);
+	assert_int_equal(why.disposition, AGENT_JOB_WAITING_FOR_MEMORY);
+	assert_string_equal(why.reason, "reserve_short");
+	assert_string_equal(why.detail, "internal");
+	assert_int_equal(agent_job_begin("probe", "shell", &why), -ENOMEM);
+	assert_int_equal(posix_heap_free(one_more), 0);
+	assert_int_equal(agent_job_begin("probe", "shell", &why), 0);
+	agent_job_end("probe", 0);
+	assert_int_equal(posix_heap_free(taken), 0);
+}
+
+/* The task overhead counts for a job with a stack, against the same reserve. */
+static void test_task_overhead_counts_for_a_stack(void **state)
+{
+	const size_t overhead = agent_thread_overhead_bytes();
+	const size_t pools_left = SCRATCH_BLOCK_BYTES * SCRATCH_BLOCKS;
+	size_t heap_needed = CONFIG_AGENT_JOBS_RESERVE_INTERNAL_BYTES + overhead - pools_left;
+	struct agent_job_admission why;
+	void *taken;
+
+	(void)state;
+	/* Round up to the heap's unit: the agent is ready with this much heap and waits with one
+	 * unit less, which is less than the overhead. */
+	heap_needed = (heap_needed + POSIX_HEAP_UNIT_BYTES - 1u) / POSIX_HEAP_UNIT_BYTES *
+		      POSIX_HEAP_UNIT_BYTES;
+	assert_true(overhead > 0u);
+	taken = posix_heap_alloc(AGENT_MEM_INTERNAL, POSIX_HEAP_INTERNAL_BYTES - heap_needed);
+	assert_int_equal(agent_job_check("agent", &why), 0);
+	assert_int_equal(why.disposition, AGENT_JOB_READY);
+	assert_int_equal(posix_heap_free(taken), 0);
+	taken = posix_heap_alloc(AGENT_MEM_INTERNAL,
+				 POSIX_HEAP_INTERNAL_BYTES - heap_needed + POSIX_HEAP_UNIT_BYTES);
+	assert_int_equal(agent_job_check("agent", &why), 0);
+	assert_string_equal(why.reason, "reserve_short");
+	assert_int_equal(posix_heap_free(taken), 0);
+}
+
 static void test_thread_slots(void **state)
 {
 	struct agent_job_admission why;
@@ -302,6 +382,7 @@ static void test_stack_too_large_and_registration(void **state)
 
 static void test_jobs_list_tool(void **state)
 {
+	char expect[512];
 	void *blocks[STREAM_BLOCKS];
 	void *body;
 
@@ -314,11 +395,21 @@ static void test_jobs_list_tool(void **state)
 	body = agent_pool_alloc(request_pool);
 
 	assert_int_equal(run(&tool_jobs_list, "{}"), 0);
-	assert_has("\"memory\":{\"internal\":{\"free_bytes\":96,\"largest_free_block_bytes\":32,"
-		   "\"pools\":1},\"psram\":{\"free_bytes\":0,\"largest_free_block_bytes\":0,"
-		   "\"pools\":2}}");
-	assert_has("\"background_reserve_bytes\":{\"internal\":0,\"psram\":0},"
-		   "\"task_overhead_bytes\":0");
+	snprintf(expect, sizeof(expect),
+		 "\"memory\":{\"internal\":{\"free_bytes\":%u,\"largest_free_block_bytes\":%u,"
+		 "\"heap\":{\"total_bytes\":%u,\"free_bytes\":%u,\"largest_free_block_bytes\":%u,"
+		 "\"allocated_bytes\":0,\"max_allocated_bytes\":0},\"pool_free_bytes\":96,"
+		 "\"pools\":1},\"psram\":{\"free_bytes\":0,\"largest_free_block_bytes\":0,"
+		 "\"heap\":null,\"pool_free_bytes\":0,\"pools\":2}}",
+		 POSIX_HEAP_INTERNAL_BYTES + 96u, POSIX_HEAP_INTERNAL_BYTES,
+		 POSIX_HEAP_INTERNAL_BYTES, POSIX_HEAP_INTERNAL_BYTES, POSIX_HEAP_INTERNAL_BYTES);
+	assert_has(expect);
+	snprintf(expect, sizeof(expect),
+		 "\"background_reserve_bytes\":{\"internal\":%u,\"psram\":0},"
+		 "\"task_overhead_bytes\":%u",
+		 CONFIG_AGENT_JOBS_RESERVE_INTERNAL_BYTES,
+		 (unsigned int)agent_thread_overhead_bytes());
+	assert_has(expect);
 	assert_has("\"thread_slots\":{\"total\":2,\"free\":1,\"stack_bytes\":16384}");
 	assert_has("\"jobs\":[{\"name\":\"agent\",\"state\":\"running\",\"generation\":1,"
 		   "\"disposition\":\"running\",\"reason\":\"running\",\"reason_detail\":null,"
@@ -354,17 +445,54 @@ static void test_jobs_list_tool(void **state)
 
 static void test_system_status(void **state)
 {
+	char expect[768];
 	void *held;
+	void *heap_block;
+	void *blocks[STREAM_BLOCKS];
 
 	(void)state;
 	held = agent_pool_alloc(scratch_pool);
+	heap_block = posix_heap_alloc(AGENT_MEM_INTERNAL, 4096);
 	assert_int_equal(run(&tool_system_status, "{}"), 0);
 	assert_has("{\"board\":\"host_sim\",\"firmware_version\":\"");
 	assert_has("\"uptime_ms\":");
-	assert_has("\"memory_source\":\"agent_pools\",\"internal_pool_free_bytes\":64,"
-		   "\"internal_pool_largest_free_block_bytes\":32,\"psram_pool_free_bytes\":512,"
-		   "\"psram_pool_largest_free_block_bytes\":256,\"pools\":3}");
+	/* No request yet: the samples are null. */
+	snprintf(expect, sizeof(expect),
+		 "\"internal_free_bytes\":%u,\"internal_largest_free_block_bytes\":%u,"
+		 "\"internal_lowest_free_bytes_streaming\":null,\"psram_free_bytes\":512,"
+		 "\"psram_free_bytes_before_last_request\":null,"
+		 "\"psram_free_bytes_at_last_completion\":null,\"requests\":0,"
+		 "\"memory\":{\"internal\":{\"free_bytes\":%u,\"largest_free_block_bytes\":%u,"
+		 "\"heap\":{\"total_bytes\":%u,\"free_bytes\":%u,\"largest_free_block_bytes\":%u,"
+		 "\"allocated_bytes\":4096,\"max_allocated_bytes\":4096},\"pool_free_bytes\":64,"
+		 "\"pools\":1},\"psram\":{\"free_bytes\":512,\"largest_free_block_bytes\":256,"
+		 "\"heap\":null,\"pool_free_bytes\":512,\"pools\":2}}}",
+		 POSIX_HEAP_INTERNAL_BYTES - 4096u + 64u, POSIX_HEAP_INTERNAL_BYTES - 4096u,
+		 POSIX_HEAP_INTERNAL_BYTES - 4096u + 64u, POSIX_HEAP_INTERNAL_BYTES - 4096u,
+		 POSIX_HEAP_INTERNAL_BYTES, POSIX_HEAP_INTERNAL_BYTES - 4096u,
+		 POSIX_HEAP_INTERNAL_BYTES - 4096u);
+	assert_has(expect);
+
+	/* A request as the provider makes one: the same figures agent status prints. */
+	agent_mem_request_begin();
+	for (size_t i = 0; i < STREAM_BLOCKS; i++) {
+		blocks[i] = agent_pool_alloc(stream_pool);
+	}
+	agent_mem_stream_sample();
+	agent_mem_request_end();
+	for (size_t i = 0; i < STREAM_BLOCKS; i++) {
+		agent_pool_free(stream_pool, blocks[i]);
+	}
+	assert_int_equal(run(&tool_system_status, "{}"), 0);
+	snprintf(expect, sizeof(expect),
+		 "\"internal_lowest_free_bytes_streaming\":%u,\"psram_free_bytes\":512,"
+		 "\"psram_free_bytes_before_last_request\":512,"
+		 "\"psram_free_bytes_at_last_completion\":%u,\"requests\":1,",
+		 POSIX_HEAP_INTERNAL_BYTES - 4096u + 64u,
+		 512u - STREAM_BLOCKS * STREAM_BLOCK_BYTES);
+	assert_has(expect);
 	agent_pool_free(scratch_pool, held);
+	posix_heap_free(heap_block);
 }
 
 int main(void)
@@ -373,6 +501,8 @@ int main(void)
 		cmocka_unit_test_setup(test_builtin_jobs_idle_and_ready, setup),
 		cmocka_unit_test_setup(test_begin_end_generation_owner_claims, setup),
 		cmocka_unit_test_setup(test_waiting_for_memory_uses_real_pools, setup),
+		cmocka_unit_test_setup(test_background_reserve_at_the_bound, setup),
+		cmocka_unit_test_setup(test_task_overhead_counts_for_a_stack, setup),
 		cmocka_unit_test_setup(test_thread_slots, setup),
 		cmocka_unit_test_setup(test_stack_too_large_and_registration, setup),
 		cmocka_unit_test_setup(test_jobs_list_tool, setup),

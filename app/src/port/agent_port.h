@@ -168,6 +168,38 @@ int agent_pool_stats_get(const struct agent_pool *pool, struct agent_pool_stats 
 typedef int (*agent_pool_visit_fn)(const struct agent_pool_stats *stats, void *user_data);
 void agent_pool_foreach(agent_pool_visit_fn fn, void *user_data);
 
+/* ---- Heaps -------------------------------------------------------------------------------- */
+
+/*
+ * The run-time heap of a memory class: where the operating system and its services (network
+ * stack, name resolution) allocate while the device runs. The agent allocates nothing there
+ * (its buffers are pools); it reads these figures for `agent status`, system_status and
+ * jobs_list. Zephyr: the system heap (k_malloc) for internal RAM; the simulator: its
+ * simulated heaps (docs/zephyr-port.md, "Heaps"; docs/simulator.md).
+ */
+struct agent_heap_stats {
+	size_t total_bytes;	    /* what the heap manages, its bookkeeping included */
+	size_t free_bytes;	    /* free now */
+	size_t largest_free_bytes;  /* the largest single block an allocation could get now */
+	size_t allocated_bytes;	    /* allocated now */
+	size_t max_allocated_bytes; /* the most allocated at once since start-up */
+};
+
+/** 0; -ENODEV when the device has no heap of @p mem_class; -EINVAL. */
+int agent_heap_stats(enum agent_mem_class mem_class, struct agent_heap_stats *out);
+
+/**
+ * Free bytes of the heap of @p mem_class only, cheap enough to call for every received
+ * chunk of a stream. 0; -ENODEV; -EINVAL.
+ */
+int agent_heap_free(enum agent_mem_class mem_class, size_t *free_bytes);
+
+/**
+ * Internal RAM a thread of the port occupies besides its stack (its control block and the
+ * port's record of it): the task overhead of the admission check (docs/jobs.md).
+ */
+size_t agent_thread_overhead_bytes(void);
+
 /* ---- Filesystem --------------------------------------------------------------------------- */
 
 /*

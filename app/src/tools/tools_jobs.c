@@ -11,6 +11,7 @@
 #include "agent_jobs.h"
 #include "tools_jobs.h"
 #include "tools_listing.h"
+#include "tools_system.h"
 
 /* One snapshot per call, kept off the worker stack: tools run one at a time. */
 static struct agent_jobs_snapshot snap;
@@ -24,14 +25,7 @@ static void write_header(struct json_writer *out, const struct agent_jobs_snapsh
 	jw_object_begin(out);
 	for (size_t c = 0; c < AGENT_MEM_CLASS_COUNT; c++) {
 		jw_key(out, agent_jobs_mem_class_name((enum agent_mem_class)c));
-		jw_object_begin(out);
-		jw_key(out, "free_bytes");
-		jw_int(out, (int64_t)s->mem[c].free_bytes);
-		jw_key(out, "largest_free_block_bytes");
-		jw_int(out, (int64_t)s->mem[c].largest_free_bytes);
-		jw_key(out, "pools");
-		jw_int(out, s->mem[c].pools);
-		jw_object_end(out);
+		tools_write_memory_class(out, &s->mem[c]);
 	}
 	jw_object_end(out);
 	jw_key(out, "background_reserve_bytes");
@@ -176,7 +170,7 @@ static const struct tool_param jobs_params[] = {
 const struct tool_def tool_jobs_list = {
 	.name = "jobs_list",
 	.description = "Read-only workload inspection with the device's job admission policy: "
-		       "internal/PSRAM pool free and largest-block bytes, background reserve, "
+		       "internal/PSRAM free and largest-block bytes, background reserve, "
 		       "task overhead, thread slots, and each job's state, generation, start "
 		       "disposition (ready, running, waiting_for_memory, blocked) with a "
 		       "machine-readable reason. Give a job name for its complete record (last "
@@ -187,7 +181,8 @@ const struct tool_def tool_jobs_list = {
 	.params = jobs_params,
 	.param_count = 1,
 	.output = "{taken_ms, memory: {internal, psram: {free_bytes, largest_free_block_bytes, "
-		  "pools}}, background_reserve_bytes: {internal, psram}, task_overhead_bytes, "
+		  "heap, pool_free_bytes, pools}}, background_reserve_bytes: {internal, psram}, "
+		  "task_overhead_bytes, "
 		  "thread_slots: {total, free, stack_bytes}, jobs: [{name, state, generation, "
 		  "disposition, reason, reason_detail, owner}], truncated} or, with a name, "
 		  "job: {... last_error, stack: {bytes, placement}, started_ms, claims: [{pool, "

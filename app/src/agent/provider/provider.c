@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agent_mem.h"
 #include "http.h"
 #include "provider_internal.h"
 #include "utf8.h"
@@ -500,7 +501,10 @@ static int http_on_body(void *user_data, const char *data, size_t len)
 	struct provider_turn *t = user_data;
 
 	if (body_is_stream(t)) {
-		int ret = sse_feed(&t->sse, data, len);
+		int ret;
+
+		agent_mem_stream_sample(); /* agent status: lowest internal free while streaming */
+		ret = sse_feed(&t->sse, data, len);
 
 		return ret != 0 ? ret : t->stop;
 	}
@@ -782,6 +786,7 @@ int provider_run(const struct provider_request *req)
 		req->emit(req->user_data, &ev);
 		return ret;
 	}
+	agent_mem_request_begin(); /* counts it; PSRAM free before its buffers are taken */
 	body = agent_pool_alloc(body_pool);
 	for (size_t i = 0; i < STREAM_BLOCKS; i++) {
 		blocks[i] = agent_pool_alloc(stream_pool);
@@ -849,6 +854,7 @@ int provider_run(const struct provider_request *req)
 		break;
 	}
 out:
+	agent_mem_request_end(); /* PSRAM free at completion, its buffers still held */
 	for (size_t i = 0; i < STREAM_BLOCKS; i++) {
 		if (blocks[i] != NULL) {
 			agent_pool_free(stream_pool, blocks[i]);

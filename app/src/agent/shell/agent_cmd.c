@@ -13,6 +13,7 @@
 #include "agent_cmd_internal.h"
 #include "conv_store.h"
 #include "agent_jobs.h"
+#include "agent_mem.h"
 #include "agent_print.h"
 #include "agent_request.h"
 #include "agent_version.h"
@@ -49,6 +50,59 @@ static int print_pool(const struct agent_pool_stats *s, void *user_data)
 		     (unsigned int)s->blocks_free_min, (unsigned int)s->block_bytes,
 		     class_names[s->mem_class]);
 	return 0;
+}
+
+/*
+ * The memory lines of `agent status` (agent_mem.h, docs/jobs.md "Memory figures"): requests
+ * to the provider, internal RAM now and the lowest seen while a response streamed in, PSRAM
+ * now and before and at the completion of the last request, and each class's run-time heap.
+ */
+static void print_memory(struct agent_console *console)
+{
+	struct agent_mem_figures mem[AGENT_MEM_CLASS_COUNT];
+	struct agent_mem_requests req;
+	char lowest[48] = "none yet";
+	char last[64] = "none yet";
+
+	agent_mem_read(mem);
+	agent_mem_requests_get(&req);
+	if (req.streamed) {
+		(void)snprintf(lowest, sizeof(lowest), "%lu B",
+			       (unsigned long)req.internal_lowest_streaming);
+	}
+	if (req.last_completed) {
+		(void)snprintf(last, sizeof(last), "%lu B before, %lu B at completion",
+			       (unsigned long)req.psram_before,
+			       (unsigned long)req.psram_at_completion);
+	} else if (req.last_known) {
+		(void)snprintf(last, sizeof(last), "%lu B before, running",
+			       (unsigned long)req.psram_before);
+	}
+	agent_printf(console, "requests:  %u to the provider\n", (unsigned int)req.requests);
+	agent_printf(console,
+		     "internal:  %lu B free, largest block %lu B; lowest while streaming: %s\n",
+		     (unsigned long)mem[AGENT_MEM_INTERNAL].free_bytes,
+		     (unsigned long)mem[AGENT_MEM_INTERNAL].largest_free_bytes, lowest);
+	agent_printf(console, "psram:     %lu B free, largest block %lu B; last request: %s\n",
+		     (unsigned long)mem[AGENT_MEM_PSRAM].free_bytes,
+		     (unsigned long)mem[AGENT_MEM_PSRAM].largest_free_bytes, last);
+	for (size_t c = 0; c < AGENT_MEM_CLASS_COUNT; c++) {
+		const struct agent_mem_figures *m = &mem[c];
+		const char *name = agent_jobs_mem_class_name((enum agent_mem_class)c);
+
+		if (!m->heap_present) {
+			agent_printf(console, "heap:      %s none\n", name);
+			continue;
+		}
+		agent_printf(console,
+			     "heap:      %s %lu of %lu B free, largest block %lu B, %lu B allocated "
+			     "(peak %lu B)\n",
+			     name, (unsigned long)m->heap.free_bytes,
+			     (unsigned long)m->heap.total_bytes,
+			     (unsigned long)m->heap.largest_free_bytes,
+			     (unsigned long)m->heap.allocated_bytes,
+			     (unsigned long)m->heap.max_allocated_bytes);
+	}
 }
 
 /*
@@ -139,6 +193,7 @@ static int cmd_status(struct agent_console *console, int argc, char **argv)
 	} else {
 		agent_puts(console, "last request: none yet\n");
 	}
+	print_memory(console);
 	agent_pool_foreach(print_pool, console);
 	size_t stack_used;
 	size_t stack_size;

@@ -164,10 +164,17 @@ static uint32_t claim_blocks(const struct agent_job_claim *claim,
 
 /* ---- admission ----------------------------------------------------------------------------- */
 
-static const size_t reserve_bytes[AGENT_MEM_CLASS_COUNT] = {
-	[AGENT_MEM_INTERNAL] = AGENT_JOBS_RESERVE_INTERNAL_BYTES,
-	[AGENT_MEM_PSRAM] = AGENT_JOBS_RESERVE_PSRAM_BYTES,
-};
+size_t agent_jobs_reserve_bytes(enum agent_mem_class mem_class)
+{
+	size_t heap_free;
+
+	/* Without a heap nothing but the pools uses the class: no one to keep memory for. */
+	if (agent_heap_free(mem_class, &heap_free) != 0) {
+		return 0;
+	}
+	return mem_class == AGENT_MEM_PSRAM ? (size_t)CONFIG_AGENT_JOBS_RESERVE_PSRAM_BYTES
+					    : (size_t)CONFIG_AGENT_JOBS_RESERVE_INTERNAL_BYTES;
+}
 
 static void decide(struct agent_job_admission *out, enum agent_job_disposition disposition,
 		   const char *reason, const char *detail)
@@ -235,12 +242,20 @@ static void admission(const struct job *job, const struct pool_view *view,
 	for (size_t i = 0; i < view->count; i++) {
 		have[view->stats[i].mem_class] += view->stats[i].free_bytes;
 	}
-	need[AGENT_MEM_INTERNAL] += AGENT_JOBS_TASK_OVERHEAD_BYTES;
+	if (def->stack_bytes > 0u) {
+		need[AGENT_MEM_INTERNAL] += agent_thread_overhead_bytes();
+	}
 	for (size_t c = 0; c < AGENT_MEM_CLASS_COUNT; c++) {
-		if (need[c] == 0u && reserve_bytes[c] == 0u) {
+		size_t reserve = agent_jobs_reserve_bytes((enum agent_mem_class)c);
+		size_t heap_free;
+
+		if (need[c] == 0u && reserve == 0u) {
 			continue;
 		}
-		if (have[c] < need[c] || have[c] - need[c] < reserve_bytes[c]) {
+		if (agent_heap_free((enum agent_mem_class)c, &heap_free) == 0) {
+			have[c] += heap_free;
+		}
+		if (have[c] < need[c] || have[c] - need[c] < reserve) {
 			decide(out, AGENT_JOB_WAITING_FOR_MEMORY, "reserve_short",
 			       agent_jobs_mem_class_name((enum agent_mem_class)c));
 			return;
@@ -385,29 +400,6 @@ static void record_fill(const struct job *job, const struct pool_view *view,
 	}
 }
 
-static void mem_sum(const struct pool_view *view, struct agent_jobs_mem mem[AGENT_MEM_CLASS_COUNT])
-{
-	memset(mem, 0, sizeof(*mem) * AGENT_MEM_CLASS_COUNT);
-	for (size_t i = 0; i < view->count; i++) {
-		const struct agent_pool_stats *s = &view->stats[i];
-		struct agent_jobs_mem *m = &mem[s->mem_class];
-
-		m->free_bytes += s->free_bytes;
-		if (s->largest_free_bytes > m->largest_free_bytes) {
-			m->largest_free_bytes = s->largest_free_bytes;
-		}
-		m->pools++;
-	}
-}
-
-void agent_jobs_mem_read(struct agent_jobs_mem mem[AGENT_MEM_CLASS_COUNT])
-{
-	struct pool_view view = {0};
-
-	agent_pool_foreach(pool_collect, &view);
-	mem_sum(&view, mem);
-}
-
 void agent_jobs_snapshot(struct agent_jobs_snapshot *out)
 {
 	struct pool_view view = {0};
@@ -419,11 +411,11 @@ void agent_jobs_snapshot(struct agent_jobs_snapshot *out)
 	memset(out, 0, sizeof(*out));
 	agent_pool_foreach(pool_collect, &view);
 	out->taken_ms = agent_uptime_ms();
-	mem_sum(&view, out->mem);
+	agent_mem_figures_from_pools(out->mem, view.stats, view.count);
 	for (size_t c = 0; c < AGENT_MEM_CLASS_COUNT; c++) {
-		out->reserve_bytes[c] = reserve_bytes[c];
+		out->reserve_bytes[c] = agent_jobs_reserve_bytes((enum agent_mem_class)c);
 	}
-	out->task_overhead_bytes = AGENT_JOBS_TASK_OVERHEAD_BYTES;
+	out->task_overhead_bytes = agent_thread_overhead_bytes();
 	out->thread_slots = CONFIG_AGENT_THREAD_SLOTS;
 	out->slot_stack_bytes = CONFIG_AGENT_WORKER_STACK_SIZE;
 

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent_mem.h"
 #include "agent_port.h"
 
 #define AGENT_JOBS_MAX	      6  /* built-in jobs plus registered script runners */
@@ -22,18 +23,6 @@
 #define AGENT_JOB_OWNER_MAX   15
 #define AGENT_JOB_CLAIMS_MAX  3
 #define AGENT_JOB_DETAIL_MAX  15 /* the pool or job a reason refers to */
-
-/*
- * Internal RAM and PSRAM the admission check leaves free for everything that is not a job,
- * and what starting a job costs besides its declared stack and claims. Both are 0: every
- * buffer is a static pool block and every worker stack a static thread slot, so nothing
- * outside the registry allocates from the pools and starting a thread allocates nothing.
- * They are reported by jobs_list and used by the check, so that a port that ever allocates
- * per thread has one place to say so.
- */
-#define AGENT_JOBS_RESERVE_INTERNAL_BYTES 0u
-#define AGENT_JOBS_RESERVE_PSRAM_BYTES	  0u
-#define AGENT_JOBS_TASK_OVERHEAD_BYTES	  0u
 
 /* "Every block of the pool": the claim of a job that takes a whole pool per invocation. */
 #define AGENT_JOB_CLAIM_ALL 0u
@@ -97,17 +86,11 @@ struct agent_job_record {
 	uint8_t claim_count;
 };
 
-struct agent_jobs_mem {
-	size_t free_bytes;	   /* summed over the pools of the class */
-	size_t largest_free_bytes; /* the largest single free block */
-	uint32_t pools;
-};
-
 struct agent_jobs_snapshot {
 	int64_t taken_ms;
-	struct agent_jobs_mem mem[AGENT_MEM_CLASS_COUNT];
-	size_t reserve_bytes[AGENT_MEM_CLASS_COUNT];
-	size_t task_overhead_bytes;
+	struct agent_mem_figures mem[AGENT_MEM_CLASS_COUNT];
+	size_t reserve_bytes[AGENT_MEM_CLASS_COUNT]; /* agent_jobs_reserve_bytes() */
+	size_t task_overhead_bytes;		     /* agent_thread_overhead_bytes() */
 	uint8_t thread_slots;
 	uint8_t thread_slots_free;
 	size_t slot_stack_bytes;
@@ -139,8 +122,13 @@ void agent_job_end(const char *name, int err);
 /** What agent_job_begin() would decide now, without starting anything. -ENOENT. */
 int agent_job_check(const char *name, struct agent_job_admission *out);
 
-/** Free and largest-block bytes of the agent pools, per memory class, now. */
-void agent_jobs_mem_read(struct agent_jobs_mem mem[AGENT_MEM_CLASS_COUNT]);
+/**
+ * The background reserve of @p mem_class: the heap memory the admission check leaves free
+ * for everything that is not a job (CONFIG_AGENT_JOBS_RESERVE_INTERNAL_BYTES or
+ * CONFIG_AGENT_JOBS_RESERVE_PSRAM_BYTES where the class has a run-time heap, 0 where it has
+ * none). docs/jobs.md.
+ */
+size_t agent_jobs_reserve_bytes(enum agent_mem_class mem_class);
 
 /** A consistent point-in-time copy of the registry and the pools. */
 void agent_jobs_snapshot(struct agent_jobs_snapshot *out);

@@ -11,7 +11,9 @@
  * wrong CA must fail here as it would on the device. See docs/tls.md.
  *
  * Connections come from a fixed table (POSIX_NET_SLOTS). One connection is used by one
- * thread at a time; different connections may be used from different threads.
+ * thread at a time; different connections may be used from different threads. While open,
+ * each holds a block of the simulated internal heap (heap.c, posix_port.h), as a device's
+ * network stack holds buffers: agent status shows it.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* getaddrinfo_a, MSG_NOSIGNAL, SOCK_NONBLOCK */
@@ -68,6 +70,7 @@ struct agent_net {
 	struct addrinfo hints;
 	char host[NET_HOST_MAX + 1];
 	char service[8];
+	void *heap_block; /* what the connection holds of the simulated heap (heap.c) */
 };
 
 static struct agent_net net_table[POSIX_NET_SLOTS];
@@ -532,6 +535,8 @@ static void net_teardown(struct agent_net *net)
 		close(net->fd);
 		net->fd = -1;
 	}
+	(void)posix_heap_free(net->heap_block);
+	net->heap_block = NULL;
 }
 
 int agent_net_connect(struct agent_net **out, const char *host, uint16_t port, bool tls,
@@ -566,7 +571,10 @@ int agent_net_connect(struct agent_net **out, const char *host, uint16_t port, b
 		net_release(net, release_state);
 		return err;
 	}
-	err = net_tcp_connect(net, res, deadline_ms, cancel);
+	/* The buffers a device's network stack holds while the connection is open. */
+	net->heap_block = posix_heap_alloc(AGENT_MEM_INTERNAL,
+					   POSIX_NET_TCP_HEAP_BYTES + (tls ? POSIX_NET_TLS_HEAP_BYTES : 0u));
+	err = net->heap_block != NULL ? net_tcp_connect(net, res, deadline_ms, cancel) : -ENOMEM;
 	freeaddrinfo(res);
 	if (tls && err == -ECONNRESET) {
 		/* Reset as soon as it was accepted: for TLS, a handshake that failed. */

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent_port.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -37,6 +39,19 @@ extern "C" {
 
 /* Network connections open at once; one more agent_net_connect() fails with -ENOMEM. */
 #define POSIX_NET_SLOTS 4
+
+/*
+ * The simulated internal heap (heap.c): its size and allocation unit, and what the port takes
+ * from it for each open connection, as a device's network stack holds buffers while a
+ * connection is open: a TCP connection (its control block, one segment each way) and, for
+ * TLS, the two records of the session (16 KiB of content each, Mbed TLS's
+ * MBEDTLS_SSL_MAX_CONTENT_LEN on the firmware) and its state. A connection that finds the
+ * heap short fails with -ENOMEM, as on a device.
+ */
+#define POSIX_HEAP_INTERNAL_BYTES (160u * 1024u)
+#define POSIX_HEAP_UNIT_BYTES	  16u
+#define POSIX_NET_TCP_HEAP_BYTES  3072u
+#define POSIX_NET_TLS_HEAP_BYTES  (2u * 16384u + 1024u)
 
 /* ---- Flash image ------------------------------------------------------------------------- */
 
@@ -130,6 +145,16 @@ int posix_net_trusted_ca_count(void);
 
 /** Forget every pool, so that each test starts with an empty pool table. */
 void posix_pool_reset_all(void);
+
+/**
+ * A block of at least @p bytes from the simulated heap of @p mem_class (only
+ * AGENT_MEM_INTERNAL exists), first fit; NULL when no run of free units is long enough.
+ */
+void *posix_heap_alloc(enum agent_mem_class mem_class, size_t bytes);
+/** 0; -EINVAL for a pointer that is not an allocated block (a double free, a foreign one). */
+int posix_heap_free(void *block);
+/** Free every block and clear the high-water mark (tests). */
+void posix_heap_reset(void);
 
 /*
  * Fault injection for crash-safety tests. Every agent_fs_* call is counted (those on "/SD:"

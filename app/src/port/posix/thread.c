@@ -347,6 +347,11 @@ void agent_sem_give(struct agent_sem *sem)
 	pthread_mutex_unlock(&sem->lock);
 }
 
+size_t agent_thread_overhead_bytes(void)
+{
+	return sizeof(struct agent_thread); /* the host's own thread record is not ours to count */
+}
+
 int agent_thread_stack_peak(size_t *used, size_t *size)
 {
 	(void)used;

@@ -172,6 +172,12 @@ static void stack_peak_note(struct agent_thread *thread)
 #endif
 }
 
+size_t agent_thread_overhead_bytes(void)
+{
+	/* The slot's record, its struct k_thread included; the stack is counted apart. */
+	return sizeof(struct agent_thread);
+}
+
 int agent_thread_stack_peak(size_t *used, size_t *size)
 {
 #if STACK_PEAK_MEASURED

@@ -1,0 +1,300 @@
+/*
+ * The port's heap statistics (agent_heap_stats(), agent_heap_free(); the simulator's heap in
+ * app/src/port/posix/heap.c), what a network connection holds of it, and the memory figures
+ * and request samples built on them (app/src/agent/state/agent_mem.c).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "agent_mem.h"
+#include "agent_port.h"
+#include "posix/posix_port.h"
+
+#define TOTAL POSIX_HEAP_INTERNAL_BYTES
+#define UNIT  POSIX_HEAP_UNIT_BYTES
+
+static struct agent_heap_stats st;
+
+static int setup(void **state)
+{
+	(void)state;
+	posix_heap_reset();
+	posix_pool_reset_all();
+	agent_mem_reset();
+	return 0;
+}
+
+static void stats(void)
+{
+	size_t free_bytes = 0;
+
+	assert_int_equal(agent_heap_stats(AGENT_MEM_INTERNAL, &st), 0);
+	/* The cheap call agrees with the full one. */
+	assert_int_equal(agent_heap_free(AGENT_MEM_INTERNAL, &free_bytes), 0);
+	assert_int_equal(free_bytes, st.free_bytes);
+	assert_int_equal(st.free_bytes + st.allocated_bytes, st.total_bytes);
+}
+
+static void test_empty_heap(void **state)
+{
+	(void)state;
+	stats();
+	assert_int_equal(st.total_bytes, TOTAL);
+	assert_int_equal(st.free_bytes, TOTAL);
+	assert_int_equal(st.largest_free_bytes, TOTAL);
+	assert_int_equal(st.allocated_bytes, 0);
+	assert_int_equal(st.max_allocated_bytes, 0);
+}
+
+static void test_psram_has_no_heap(void **state)
+{
+	size_t free_bytes;
+
+	(void)state;
+	assert_int_equal(agent_heap_stats(AGENT_MEM_PSRAM, &st), -ENODEV);
+	assert_int_equal(agent_heap_free(AGENT_MEM_PSRAM, &free_bytes), -ENODEV);
+	assert_null(posix_heap_alloc(AGENT_MEM_PSRAM, 16));
+	assert_int_equal(agent_heap_stats(AGENT_MEM_CLASS_COUNT, &st), -EINVAL);
+	assert_int_equal(agent_heap_stats(AGENT_MEM_INTERNAL, NULL), -EINVAL);
+}
+
+static void test_alloc_free_and_high_water(void **state)
+{
+	void *a;
+	void *b;
+
+	(void)state;
+	a = posix_heap_alloc(AGENT_MEM_INTERNAL, 100); /* rounded up to whole units */
+	assert_non_null(a);
+	stats();
+	assert_int_equal(st.allocated_bytes, 112);
+	assert_int_equal(st.free_bytes, TOTAL - 112);
+	assert_int_equal(st.largest_free_bytes, TOTAL - 112);
+	b = posix_heap_alloc(AGENT_MEM_INTERNAL, UNIT);
+	assert_non_null(b);
+	assert_ptr_equal((uint8_t *)b, (uint8_t *)a + 112);
+	stats();
+	assert_int_equal(st.max_allocated_bytes, 112 + UNIT);
+	assert_int_equal(posix_heap_free(a), 0);
+	assert_int_equal(posix_heap_free(b), 0);
+	stats();
+	assert_int_equal(st.allocated_bytes, 0);
+	assert_int_equal(st.largest_free_bytes, TOTAL);
+	/* The high-water mark stays. */
+	assert_int_equal(st.max_allocated_bytes, 112 + UNIT);
+	/* Freed twice, not a block, not the start of one, and NULL. */
+	assert_int_equal(posix_heap_free(a), -EINVAL);
+	assert_int_equal(posix_heap_free(&st), -EINVAL);
+	a = posix_heap_alloc(AGENT_MEM_INTERNAL, 2 * UNIT);
+	assert_int_equal(posix_heap_free((uint8_t *)a + UNIT), -EINVAL);
+	assert_int_equal(posix_heap_free((uint8_t *)a + 1), -EINVAL);
+	assert_int_equal(posix_heap_free(NULL), 0);
+	assert_int_equal(posix_heap_free(a), 0);
+	assert_null(posix_heap_alloc(AGENT_MEM_INTERNAL, 0));
+}
+
+/* The largest free block is the longest run of free units, not the free total. */
+static void test_largest_block_under_fragmentation(void **state)
+{
+	void *a;
+	void *b;
+	void *c;
+
+	(void)state;
+	a = posix_heap_alloc(AGENT_MEM_INTERNAL, TOTAL / 4);
+	b = posix_heap_alloc(AGENT_MEM_INTERNAL, TOTAL / 4);
+	c = posix_heap_alloc(AGENT_MEM_INTERNAL, TOTAL / 4);
+	assert_non_null(c);
+	assert_int_equal(posix_heap_free(b), 0);
+	stats();
+	assert_int_equal(st.free_bytes, TOTAL / 2);
+	assert_int_equal(st.largest_free_bytes, TOTAL / 4);
+	/* So an allocation of the free total fails while the largest block still fits. */
+	assert_null(posix_heap_alloc(AGENT_MEM_INTERNAL, TOTAL / 4 + UNIT));
+	b = posix_heap_alloc(AGENT_MEM_INTERNAL, TOTAL / 4);
+	assert_non_null(b);
+	assert_int_equal(posix_heap_free(a), 0);
+	assert_int_equal(posix_heap_free(b), 0);
+	assert_int_equal(posix_heap_free(c), 0);
+}
+
+/* The heap's size is a bound: all of it at once, not a byte more. */
+static void test_whole_heap_at_the_bound(void **state)
+{
+	void *all;
+
+	(void)state;
+	assert_null(posix_heap_alloc(AGENT_MEM_INTERNAL, TOTAL + 1));
+	all = posix_heap_alloc(AGENT_MEM_INTERNAL, TOTAL);
+	assert_non_null(all);
+	stats();
+	assert_int_equal(st.free_bytes, 0);
+	assert_int_equal(st.largest_free_bytes, 0);
+	assert_null(posix_heap_alloc(AGENT_MEM_INTERNAL, 1));
+	assert_int_equal(posix_heap_free(all), 0);
+}
+
+static void test_thread_overhead_is_the_ports_record(void **state)
+{
+	(void)state;
+	/* Not a constant of the agent: the port's per-thread record, at least a few words. */
+	assert_true(agent_thread_overhead_bytes() >= 4 * sizeof(void *));
+}
+
+/* ---- A connection holds heap while open ----------------------------------------------- */
+
+static int listen_local(uint16_t *port)
+{
+	struct sockaddr_in addr = {.sin_family = AF_INET};
+	socklen_t len = sizeof(addr);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	assert_int_equal(listen(fd, 4), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&addr, &len), 0);
+	*port = ntohs(addr.sin_port);
+	return fd;
+}
+
+static void test_connection_holds_heap_while_open(void **state)
+{
+	struct agent_net *net;
+	uint16_t port;
+	int fd = listen_local(&port);
+	void *rest;
+
+	(void)state;
+	assert_int_equal(agent_net_connect(&net, "127.0.0.1", port, false, 2000, NULL), 0);
+	stats();
+	assert_int_equal(st.allocated_bytes, POSIX_NET_TCP_HEAP_BYTES);
+	agent_net_close(net);
+	stats();
+	assert_int_equal(st.allocated_bytes, 0);
+	assert_int_equal(st.max_allocated_bytes, POSIX_NET_TCP_HEAP_BYTES);
+
+	/* Exactly what a connection needs left: it connects; one unit less: -ENOMEM. */
+	rest = posix_heap_alloc(AGENT_MEM_INTERNAL, TOTAL - POSIX_NET_TCP_HEAP_BYTES);
+	assert_non_null(rest);
+	assert_int_equal(agent_net_connect(&net, "127.0.0.1", port, false, 2000, NULL), 0);
+	agent_net_close(net);
+	assert_non_null(posix_heap_alloc(AGENT_MEM_INTERNAL, UNIT));
+	assert_int_equal(agent_net_connect(&net, "127.0.0.1", port, false, 2000, NULL), -ENOMEM);
+	posix_heap_reset();
+	close(fd);
+}
+
+/* ---- Memory figures and request samples (agent_mem.c) ------------------------------------ */
+
+static uint8_t pool_buf[4 * 64] __attribute__((aligned(8)));
+static uint8_t psram_buf[2 * 128] __attribute__((aligned(8)));
+
+static void test_figures_are_heap_plus_pools(void **state)
+{
+	struct agent_mem_figures mem[AGENT_MEM_CLASS_COUNT];
+	struct agent_pool *internal;
+	struct agent_pool *psram;
+	void *block;
+	void *heap_block;
+
+	(void)state;
+	assert_int_equal(agent_pool_init(&internal, "int", pool_buf, 64, 4, AGENT_MEM_INTERNAL), 0);
+	assert_int_equal(agent_pool_init(&psram, "ext", psram_buf, 128, 2, AGENT_MEM_PSRAM), 0);
+	heap_block = posix_heap_alloc(AGENT_MEM_INTERNAL, 1024);
+	block = agent_pool_alloc(internal);
+	agent_mem_read(mem);
+	assert_true(mem[AGENT_MEM_INTERNAL].heap_present);
+	assert_int_equal(mem[AGENT_MEM_INTERNAL].heap.free_bytes, TOTAL - 1024);
+	assert_int_equal(mem[AGENT_MEM_INTERNAL].pool_free_bytes, 3 * 64);
+	assert_int_equal(mem[AGENT_MEM_INTERNAL].free_bytes, TOTAL - 1024 + 3 * 64);
+	assert_int_equal(mem[AGENT_MEM_INTERNAL].largest_free_bytes, TOTAL - 1024);
+	assert_int_equal(agent_mem_free(AGENT_MEM_INTERNAL), TOTAL - 1024 + 3 * 64);
+	/* No PSRAM heap: the PSRAM figures are its pools. */
+	assert_false(mem[AGENT_MEM_PSRAM].heap_present);
+	assert_int_equal(mem[AGENT_MEM_PSRAM].free_bytes, 2 * 128);
+	assert_int_equal(mem[AGENT_MEM_PSRAM].largest_free_bytes, 128);
+	assert_int_equal(mem[AGENT_MEM_PSRAM].pools, 1);
+	assert_int_equal(agent_mem_free(AGENT_MEM_PSRAM), 2 * 128);
+	agent_pool_free(internal, block);
+	posix_heap_free(heap_block);
+}
+
+static void test_request_samples(void **state)
+{
+	struct agent_mem_requests req;
+	struct agent_pool *psram;
+	void *held[2];
+	void *conn;
+
+	(void)state;
+	assert_int_equal(agent_pool_init(&psram, "ext", psram_buf, 128, 2, AGENT_MEM_PSRAM), 0);
+	agent_mem_requests_get(&req);
+	assert_int_equal(req.requests, 0);
+	assert_false(req.streamed);
+	assert_false(req.last_known);
+
+	/* As the provider does: begin, take its buffers, stream, complete, give them back. */
+	agent_mem_request_begin();
+	held[0] = agent_pool_alloc(psram);
+	held[1] = agent_pool_alloc(psram);
+	conn = posix_heap_alloc(AGENT_MEM_INTERNAL, POSIX_NET_TCP_HEAP_BYTES);
+	agent_mem_stream_sample();
+	agent_mem_requests_get(&req);
+	assert_true(req.last_known);
+	assert_false(req.last_completed);
+	assert_int_equal(req.psram_before, 2 * 128);
+	assert_int_equal(req.internal_lowest_streaming, TOTAL - POSIX_NET_TCP_HEAP_BYTES);
+	posix_heap_free(conn);
+	agent_mem_stream_sample(); /* more free now: the lowest stays */
+	agent_mem_request_end();
+	agent_pool_free(psram, held[0]);
+	agent_pool_free(psram, held[1]);
+	agent_mem_requests_get(&req);
+	assert_int_equal(req.requests, 1);
+	assert_true(req.streamed);
+	assert_int_equal(req.internal_lowest_streaming, TOTAL - POSIX_NET_TCP_HEAP_BYTES);
+	assert_true(req.last_completed);
+	assert_int_equal(req.psram_before, 2 * 128);
+	assert_int_equal(req.psram_at_completion, 0);
+
+	/* The next request: counted, its own PSRAM figures, a lower sample lowers the mark. */
+	agent_mem_request_begin();
+	conn = posix_heap_alloc(AGENT_MEM_INTERNAL, 2 * POSIX_NET_TCP_HEAP_BYTES);
+	agent_mem_stream_sample();
+	posix_heap_free(conn);
+	agent_mem_request_end();
+	agent_mem_requests_get(&req);
+	assert_int_equal(req.requests, 2);
+	assert_int_equal(req.internal_lowest_streaming, TOTAL - 2 * POSIX_NET_TCP_HEAP_BYTES);
+	assert_int_equal(req.psram_before, 2 * 128);
+	assert_int_equal(req.psram_at_completion, 2 * 128);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_empty_heap, setup),
+		cmocka_unit_test_setup(test_psram_has_no_heap, setup),
+		cmocka_unit_test_setup(test_alloc_free_and_high_water, setup),
+		cmocka_unit_test_setup(test_largest_block_under_fragmentation, setup),
+		cmocka_unit_test_setup(test_whole_heap_at_the_bound, setup),
+		cmocka_unit_test_setup(test_thread_overhead_is_the_ports_record, setup),
+		cmocka_unit_test_setup(test_connection_holds_heap_while_open, setup),
+		cmocka_unit_test_setup(test_figures_are_heap_plus_pools, setup),
+		cmocka_unit_test_setup(test_request_samples, setup),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -746,7 +746,7 @@ static int run_turn(const struct provider_request *req, const struct http_url *u
 		/* A login page, a proxy's notice, an answer that ignored "stream": say so. */
 		json_stream_finish(&t->json);
 		snprintf(line, sizeof(line),
-			 "the server did not send an event stream (HTTP %d, Content-Type: %s): %s",
+			 "the server did not send an event stream (HTTP %d, Content-Type: %.63s): %.199s",
 			 t->status_code, t->content_type, body_detail(t));
 		turn_emit_error(t, PROVIDER_ERR_INVALID, line);
 		return -EIO;

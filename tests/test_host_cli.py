@@ -581,6 +581,24 @@ def test_list_keeps_the_others_around_an_unreadable_entry(peer: Peer, run: Run) 
         "list: warning: slot 3: unreadable entry (extra: Extra inputs are not permitted)"]
 
 
+HOSTILE_TITLE = "\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\x1b]0;pwned\x07[bold red]Hi\u202e"
+
+
+@pytest.mark.parametrize("rich", [False, True], ids=["plain", "rich"])
+def test_list_keeps_device_text_off_the_terminal(peer: Peer, run: Run, rich: bool,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A title the device stores as typed (it may hold anything) reaches the host terminal
+    without its escape sequences, on plain output and in rich tables alike, and rich markup
+    in it stays text."""
+    from agent_host import ui
+    monkeypatch.setattr(ui, "_isatty", lambda stream: rich)
+    peer.answers[(3, False)] = list_body([dict(LIST[0], title=HOSTILE_TITLE)])
+    code, out, err = run("list")
+    assert code == 0, err
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert "[bold red]Hi<U+202E>" in out
+
+
 def test_list_outside_the_entries_stays_strict(peer: Peer, run: Run) -> None:
     peer.answers[(3, False)] = list_body([dict(LIST[0])], b"caf\xe9", dir_text="@@")
     code, _, err = run("list")

@@ -2,6 +2,10 @@
 
 Plain output is stable for scripts: a table is a header line and one line per row, columns
 separated by at least two spaces; a key/value block is `key: value` lines; no progress bar.
+
+Everything printed here may come from the device (titles, model names, reasons, tool
+descriptions), so it goes through safe_text.terminal_safe() first: no escape sequence or
+control character reaches the terminal, and rich is given plain Text, never markup.
 """
 
 from __future__ import annotations
@@ -21,6 +25,9 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 from rich.table import Table
+from rich.text import Text
+
+from .safe_text import terminal_safe
 
 
 def _isatty(stream: TextIO) -> bool:
@@ -28,6 +35,11 @@ def _isatty(stream: TextIO) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def _text(value: object) -> Text:
+    """@value for rich: terminal-safe, and plain text (a "[bold]" in a title stays as typed)."""
+    return Text(terminal_safe("" if value is None else str(value)))
 
 
 class Output:
@@ -42,37 +54,40 @@ class Output:
         self._console = Console(file=self.out, highlight=False) if self.rich else None
 
     def line(self, text: str = "") -> None:
-        print(text, file=self.out)
+        print(terminal_safe(text), file=self.out)
 
     def note(self, text: str) -> None:
-        print(text, file=self.err)
+        print(terminal_safe(text), file=self.err)
 
     def table(self, columns: Sequence[str], rows: Sequence[Sequence[str]],
               title: str | None = None) -> None:
         if self._console is not None:
-            table = Table(title=title, title_justify="left", show_edge=False)
+            table = Table(title=_text(title) if title else None, title_justify="left",
+                          show_edge=False)
             for index, name in enumerate(columns):
                 numeric = bool(rows) and all(str(row[index]).isdigit() for row in rows)
-                table.add_column(name, overflow="fold", justify="right" if numeric else "left")
+                table.add_column(_text(name), overflow="fold",
+                                 justify="right" if numeric else "left")
             for row in rows:
-                table.add_row(*row)
+                table.add_row(*(_text(cell) for cell in row))
             self._console.print(table)
             return
         if title:
             self.line(title)
-        widths = [max(len(str(c)) for c in col) for col in zip(columns, *rows, strict=False)]
-        for row in (columns, *rows):
-            cells = [str(cell).ljust(width) for cell, width in zip(row, widths, strict=False)]
+        safe = [[terminal_safe(str(cell)) for cell in row] for row in (columns, *rows)]
+        widths = [max(len(c) for c in col) for col in zip(*safe, strict=False)]
+        for row in safe:
+            cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
             self.line("  ".join(cells).rstrip())
 
     def pairs(self, items: Sequence[tuple[str, str]], title: str | None = None) -> None:
         if self._console is not None:
-            table = Table(title=title, title_justify="left", show_header=False, show_edge=False,
-                          box=None)
+            table = Table(title=_text(title) if title else None, title_justify="left",
+                          show_header=False, show_edge=False, box=None)
             table.add_column(style="bold")
             table.add_column(overflow="fold")
             for key, value in items:
-                table.add_row(key, value)
+                table.add_row(_text(key), _text(value))
             self._console.print(table)
             return
         if title:

@@ -42,8 +42,10 @@ size_t sim_smp_filter(struct agent_console *console, const uint8_t *data, size_t
 		mgmt_serial_rx_init(&rx);
 		rx_ready = true;
 	}
+	int64_t now_ms = agent_uptime_ms();
+
 	for (size_t i = 0; i < len; i++) {
-		out += mgmt_serial_rx_byte(&rx, data[i], shell + out);
+		out += mgmt_serial_rx_byte(&rx, data[i], now_ms, shell + out);
 		if (rx.ready) {
 			if (out > 0) {
 				deliver(shell, out, user_data);

@@ -1280,6 +1280,7 @@ static void test_oversized(void **state)
 
 static struct mgmt_serial_rx rx;
 static uint8_t wire[MGMT_SERIAL_ENCODED_MAX(AGENT_MGMT_BUF_SIZE) + 64];
+static int64_t serial_now; /* the made-up clock feed() passes */
 
 /* Feed @p len bytes; the shell's bytes go to @p shell. Returns the packets completed. */
 static int feed(const uint8_t *data, size_t len, uint8_t *shell, size_t *shell_len,
@@ -1289,7 +1290,7 @@ static int feed(const uint8_t *data, size_t len, uint8_t *shell, size_t *shell_l
 
 	for (size_t i = 0; i < len; i++) {
 		uint8_t out[2];
-		size_t k = mgmt_serial_rx_byte(&rx, data[i], out);
+		size_t k = mgmt_serial_rx_byte(&rx, data[i], serial_now, out);
 
 		memcpy(shell + *shell_len, out, k);
 		*shell_len += k;
@@ -1412,6 +1413,58 @@ static void test_serial_drops_bad_frames(void **state)
 	assert_int_equal(got_len, 2);
 }
 
+/* Ctrl-F Tab (or Ctrl-D Ctrl-T) typed by hand: the line is dropped once it is older than the
+ * timeout, and what comes then is the shell's again. At the timeout it is still a line. */
+static void test_serial_line_times_out(void **state)
+{
+	static uint8_t got[AGENT_MGMT_BUF_SIZE];
+	static const char *const starts[] = {"\x06\x09", "\x04\x14"};
+	uint8_t shell[64];
+	size_t shell_len;
+	size_t got_len = 0;
+	int n;
+
+	(void)state;
+	for (size_t s = 0; s < sizeof(starts) / sizeof(starts[0]); s++) {
+		mgmt_serial_rx_init(&rx);
+		shell_len = 0;
+		serial_now = 5000;
+		assert_int_equal(feed((const uint8_t *)starts[s], 2, shell, &shell_len, got,
+				      &got_len),
+				 0);
+		serial_now = 5000 + MGMT_SERIAL_INPUT_TIMEOUT_MS;
+		assert_int_equal(feed((const uint8_t *)"ab", 2, shell, &shell_len, got, &got_len),
+				 0);
+		assert_int_equal(shell_len, 0); /* still the frame's */
+		serial_now = 5000 + MGMT_SERIAL_INPUT_TIMEOUT_MS + 1;
+		assert_int_equal(feed((const uint8_t *)"help\r", 5, shell, &shell_len, got,
+				      &got_len),
+				 0);
+		assert_int_equal(shell_len, 5);
+		assert_memory_equal(shell, "help\r", 5);
+		assert_int_equal(rx.state, MGMT_RX_IDLE);
+	}
+	/* A real frame's lines each have the timeout from their own markers. */
+	mgmt_serial_rx_init(&rx);
+	static uint8_t big[300];
+	shell_len = 0;
+	memset(big, 9, sizeof(big));
+	n = mgmt_serial_encode(big, sizeof(big), wire, sizeof(wire));
+	assert_true(n > 2 * (int)MGMT_SERIAL_LINE_MAX);
+	int packets = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (i > 0 && wire[i - 1] == '\n') {
+			serial_now += MGMT_SERIAL_INPUT_TIMEOUT_MS; /* slow, but every line in time */
+		}
+		packets += feed(wire + i, 1, shell, &shell_len, got, &got_len);
+	}
+	assert_int_equal(packets, 1);
+	assert_int_equal(got_len, sizeof(big));
+	assert_int_equal(shell_len, 0);
+	serial_now = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1443,6 +1496,7 @@ int main(void)
 		cmocka_unit_test(test_serial_known_vector),
 		cmocka_unit_test(test_serial_round_trip_with_shell_bytes_between),
 		cmocka_unit_test(test_serial_drops_bad_frames),
+		cmocka_unit_test(test_serial_line_times_out),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -1,7 +1,9 @@
 /*
  * SMP console framing (mgmt_serial.h). Lines are recognised as Zephyr's smp_shell.c does:
  * the two marker bytes start a line that runs to '\n'; a line longer than its buffer is
- * dropped, as the shell transport's 127-byte line buffer drops the bytes past its end.
+ * dropped, as the shell transport's 127-byte line buffer drops the bytes past its end, and
+ * so is a line that does not end within MGMT_SERIAL_INPUT_TIMEOUT_MS, as the transport's
+ * input timeout does (CONFIG_MCUMGR_TRANSPORT_SHELL_INPUT_TIMEOUT).
  * Each line is decoded as it ends, as serial_util.c does, and the packet is released only
  * when its length is reached exactly and its CRC checks.
  */
@@ -198,8 +200,16 @@ static void line_end(struct mgmt_serial_rx *rx)
 	rx->ready = true;
 }
 
-size_t mgmt_serial_rx_byte(struct mgmt_serial_rx *rx, uint8_t byte, uint8_t shell[2])
+size_t mgmt_serial_rx_byte(struct mgmt_serial_rx *rx, uint8_t byte, int64_t now_ms,
+			   uint8_t shell[2])
 {
+	if (rx->state == MGMT_RX_LINE && now_ms - rx->line_start_ms > MGMT_SERIAL_INPUT_TIMEOUT_MS) {
+		/* Never ended (markers typed by hand, a client gone mid-frame): drop it. */
+		memset(rx->line, 0, sizeof(rx->line));
+		rx->line_len = 0;
+		rx->state = MGMT_RX_IDLE;
+		packet_drop(rx);
+	}
 	switch (rx->state) {
 	case MGMT_RX_IDLE:
 		if (byte == MGMT_SERIAL_PKT_1 || byte == MGMT_SERIAL_FRAG_1) {
@@ -216,6 +226,7 @@ size_t mgmt_serial_rx_byte(struct mgmt_serial_rx *rx, uint8_t byte, uint8_t shel
 			rx->line[1] = byte;
 			rx->line_len = 2;
 			rx->line_overflow = false;
+			rx->line_start_ms = now_ms;
 			rx->state = MGMT_RX_LINE;
 			return 0;
 		}

@@ -22,6 +22,13 @@
 #define MGMT_SERIAL_FRAG_2 0x14u
 /* MCUMGR_SERIAL_MAX_FRAME: one line, markers and '\n' included. */
 #define MGMT_SERIAL_LINE_MAX 127u
+/*
+ * A line that has not ended this many milliseconds after its two marker bytes is dropped,
+ * and the console's bytes are the shell's again: typing Ctrl-F Tab or Ctrl-D Ctrl-T does not
+ * hold the console until a Ctrl-J. The firmware has the same bound from Zephyr's shell
+ * transport (CONFIG_MCUMGR_TRANSPORT_SHELL_INPUT_TIMEOUT_TIME in app/prj.conf).
+ */
+#define MGMT_SERIAL_INPUT_TIMEOUT_MS 1000
 
 /* Bytes mgmt_serial_encode() needs for a packet of @p len bytes at most: the base64 of
  * len + 4 bytes, plus markers and '\n' for each line of 124 characters. */
@@ -48,6 +55,7 @@ struct mgmt_serial_rx {
 	uint8_t line[MGMT_SERIAL_LINE_MAX];
 	size_t line_len;
 	bool line_overflow;
+	int64_t line_start_ms; /* when the line's second marker byte came */
 	/* The packet being reassembled: length field, packet and CRC, decoded. */
 	uint8_t pkt[AGENT_MGMT_BUF_SIZE];
 	size_t pkt_len;
@@ -59,12 +67,15 @@ struct mgmt_serial_rx {
 void mgmt_serial_rx_init(struct mgmt_serial_rx *rx);
 
 /**
- * Feed one console byte. Returns how many bytes the shell gets from this call (written to
- * @p shell: 0, 1, or 2 when a held-back first marker byte turns out not to start a frame).
+ * Feed one console byte, arrived at @p now_ms (a monotonic clock). Returns how many bytes the
+ * shell gets from this call (written to @p shell: 0, 1, or 2 when a held-back first marker
+ * byte turns out not to start a frame). A frame line older than MGMT_SERIAL_INPUT_TIMEOUT_MS
+ * is dropped with its packet before the byte is looked at.
  * When a packet is complete, rx->ready is set and the packet is mgmt_serial_rx_packet();
  * call mgmt_serial_rx_done() after handling it.
  */
-size_t mgmt_serial_rx_byte(struct mgmt_serial_rx *rx, uint8_t byte, uint8_t shell[2]);
+size_t mgmt_serial_rx_byte(struct mgmt_serial_rx *rx, uint8_t byte, int64_t now_ms,
+			   uint8_t shell[2]);
 
 /** The complete packet (rx->ready), without its length and CRC. */
 const uint8_t *mgmt_serial_rx_packet(const struct mgmt_serial_rx *rx, size_t *len);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "agent_cmd.h"
+#include "agent_keys.h"
 #include "agent_print.h"
 #include "posix_console.h"
 #include "sim_smp.h"
@@ -24,17 +25,13 @@
 #define ARGV_MAX	255 /* as CONFIG_SHELL_ARGC_MAX in prj.conf: a prompt is many words */
 #define POLL_PERIOD_MS	100
 
-enum esc_state {
-	ESC_NONE,
-	ESC_START, /* after ESC */
-	ESC_CSI,   /* after ESC [ */
-};
-
 struct line_editor {
 	char text[LINE_MAX_BYTES + 1];
 	size_t len;
 	bool overflow; /* characters were refused: the line is not run */
-	enum esc_state esc;
+	/* Cursor and function keys are not edited here; the Esc key does nothing, and the key
+	 * typed after it is typed (an ESC and what follows within the timeout is one key). */
+	struct agent_key_decoder keys;
 	bool after_cr;
 };
 
@@ -119,23 +116,13 @@ static void execute(struct agent_console *console, char *line)
 	}
 }
 
-/* Returns true when a command ran (the caller then shows a prompt unless bypassed). */
+/* One key that is a byte. Returns true when a command ran (the caller then shows a prompt
+ * unless bypassed). */
 static bool edit(struct agent_console *console, struct line_editor *ed, uint8_t c)
 {
 	bool after_cr = ed->after_cr;
 
 	ed->after_cr = false;
-	if (ed->esc == ESC_START) {
-		ed->esc = c == '[' ? ESC_CSI : ESC_NONE;
-		return false;
-	}
-	if (ed->esc == ESC_CSI) {
-		/* Cursor and function keys are not edited here; skip to the final byte. */
-		if (c >= 0x40 && c <= 0x7e) {
-			ed->esc = ESC_NONE;
-		}
-		return false;
-	}
 	switch (c) {
 	case '\r':
 	case '\n':
@@ -156,9 +143,6 @@ static bool edit(struct agent_console *console, struct line_editor *ed, uint8_t 
 		ed->len = 0;
 		ed->overflow = false;
 		return true;
-	case 0x1b:
-		ed->esc = ESC_START;
-		return false;
 	case 0x03: /* Ctrl-C: abandon the line */
 		agent_puts(console, "^C\n");
 		ed->len = 0;
@@ -230,8 +214,14 @@ static void feed_shell(const uint8_t *data, size_t len, void *user_data)
 			i += posix_console_deliver(f->console, data + i, len - i);
 			continue;
 		}
-		if (edit(f->console, f->ed, data[i]) && !posix_console_bypassed(f->console)) {
-			prompt(f->console);
+		struct agent_key keys[2];
+		size_t n = agent_key_feed(&f->ed->keys, data[i], agent_uptime_ms(), keys);
+
+		for (size_t k = 0; k < n; k++) {
+			if (keys[k].type == AGENT_KEY_CHAR && edit(f->console, f->ed, keys[k].byte) &&
+			    !posix_console_bypassed(f->console)) {
+				prompt(f->console);
+			}
 		}
 		i++;
 	}
@@ -248,8 +238,14 @@ int sim_shell_run(struct agent_console *console, int in_fd, bool reconnecting,
 	prompt(console);
 	while (*stop == 0) {
 		struct pollfd pfd = {.fd = in_fd, .events = POLLIN};
-		int ready = poll(&pfd, 1, POLL_PERIOD_MS);
+		int wake_in = posix_console_wake_in(console);
+		int ready = poll(&pfd, 1,
+				 wake_in >= 0 && wake_in < POLL_PERIOD_MS ? wake_in : POLL_PERIOD_MS);
 
+		if (ready == 0 && posix_console_wake_in(console) == 0) {
+			/* No input in time: the bypass asked to know (an Esc that stayed alone). */
+			posix_console_wake(console);
+		}
 		bypass_check(console, &ed, &was_bypassed);
 		if (ready < 0) {
 			if (errno == EINTR) {

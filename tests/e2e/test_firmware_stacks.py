@@ -5,13 +5,15 @@ and `kernel thread stacks` reports how much of each is still unpainted. The agen
 is not listed once it has returned, so `agent status` reports its high-water mark from the
 port's stack slots (`stack: worker peak N of M B`, app/src/port/zephyr/thread.c).
 
-The workload covers the three threads the agent sizes (app/prj.conf, app/Kconfig):
+The workload covers the four threads the agent sizes (app/prj.conf, app/Kconfig):
 
 - the shell thread: configuration commands, reference pages, the tool table, the status;
 - the MCUmgr work queue: SMP requests of the agent group sent on the console (a settings
   write, the status, the conversation list), which run the group's handlers on its stack;
 - the worker: an `agent ask` (on a target without a network it ends at the connection, so
-  the TLS and streaming parts are not measured there: docs/zephyr-port.md, "Stacks").
+  the TLS and streaming parts are not measured there: docs/zephyr-port.md, "Stacks");
+- the system work queue: the Esc that closes that `agent ask`, alone in its read, ends the
+  frontend from there (the console's wake-up, app/src/port/zephyr/console.c).
 
 The figures go to build/zephyr/stacks-<platform>.json for the lane's summary and the docs.
 Each measured stack must keep a quarter of its size unused (MARGIN). Only on a target whose
@@ -35,8 +37,9 @@ MARGIN = 0.25
 STACK = re.compile(r"^0x[0-9a-f]+ (?P<name>.+?)\s+\(real size\s+(?P<size>\d+)\):\s+unused\s+"
                    r"(?P<unused>\d+)\s+usage\s+(?P<used>\d+) /")
 WORKER = re.compile(r"^stack:\s+worker peak (?P<used>\d+) of (?P<size>\d+) B$")
-#: The threads whose stacks the project sizes: Zephyr's names for them.
-SIZED = ("shell_uart", "mcumgr smp")
+#: The threads whose stacks the project sizes: Zephyr's names for them. The system work queue
+#: runs the console's wake-ups (an Esc that stayed alone ends a frontend there: app/prj.conf).
+SIZED = ("shell_uart", "mcumgr smp", "sysworkq")
 
 
 def send_smp(dut, request: object) -> None:  # type: ignore[no-untyped-def]

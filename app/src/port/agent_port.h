@@ -332,6 +332,15 @@ int agent_console_write(struct agent_console *console, const char *data, size_t 
 void agent_console_set_bypass(struct agent_console *console, agent_console_bypass_fn fn,
 			      void *user_data);
 /**
+ * Call the bypass callback once with no input (@p len 0) when @p ms milliseconds have passed
+ * without any: how a frontend learns that an ESC stayed alone, the Esc key (agent_keys.h).
+ * Input that comes first is delivered as usual and the request lapses (the callback asks
+ * again when it still waits). A newer request replaces an older one; clearing the bypass
+ * drops it. Calls with and without input never run at the same time, but a call without
+ * input may come from another thread than the console's.
+ */
+void agent_console_wake_after(struct agent_console *console, uint32_t ms);
+/**
  * Terminal size in characters; -ENOTSUP when unknown. A port that cannot ask the terminal
  * may answer its configured default (Zephyr: SHELL_DEFAULT_TERMINAL_WIDTH/HEIGHT).
  */

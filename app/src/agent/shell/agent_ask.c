@@ -38,6 +38,7 @@ static struct {
 	bool usage_seen;
 	struct agent_text_filter filter;
 	bool line_open; /* the last output did not end a line */
+	struct agent_key_decoder keys;
 } ask;
 
 static void out(const char *text, size_t len)
@@ -255,34 +256,53 @@ static void worker(void *user_data)
 	agent_puts(ask.console, "[Esc or Ctrl-X returns to the shell]\n");
 }
 
+/* One key (agent_keys.h). Returns true when it closed the frontend. */
+static bool ask_key(struct agent_console *console, const struct agent_key *key)
+{
+	if (key->type == AGENT_KEY_SEQUENCE) {
+		return false; /* a cursor or function key: not Esc */
+	}
+	if (key->type == AGENT_KEY_CHAR &&
+	    (agent_confirm_key(key->byte) ||
+	     (key->byte != AGENT_KEY_APP_EXIT && key->byte != AGENT_KEY_CTRL_C))) {
+		return false;
+	}
+	if (ask.running) {
+		ask.leave = true;
+		agent_cancel_raise(&ask.cancel);
+		agent_confirm_cancel();
+		return false;
+	}
+	ask.busy = false;
+	agent_console_set_bypass(console, NULL, NULL);
+	return true;
+}
+
 static size_t ask_input(struct agent_console *console, const uint8_t *data, size_t len,
 			void *user_data)
 {
-	(void)user_data;
-	for (size_t i = 0; i < len; i++) {
-		uint8_t c = data[i];
-		size_t csi;
+	struct agent_key keys[2];
+	int64_t now = agent_uptime_ms();
+	int32_t wait;
 
-		if (agent_confirm_key(c)) {
-			continue;
+	(void)user_data;
+	/* Called without input when an ESC may have stayed alone (agent_console_wake_after()). */
+	if (agent_key_expire(&ask.keys, now, &keys[0]) && ask_key(console, &keys[0])) {
+		return 0;
+	}
+	for (size_t i = 0; i < len; i++) {
+		size_t n = agent_key_feed(&ask.keys, data[i], now, keys);
+
+		for (size_t k = 0; k < n; k++) {
+			if (ask_key(console, &keys[k])) {
+				/* A lone Esc is an earlier byte's key: byte i is not ours. */
+				return keys[k].type == AGENT_KEY_LONE_ESC ? i : i + 1;
+			}
 		}
-		if (c != AGENT_KEY_ESC && c != AGENT_KEY_APP_EXIT && c != AGENT_KEY_CTRL_C) {
-			continue;
-		}
-		csi = c == AGENT_KEY_ESC ? agent_key_csi_length(data + i + 1, len - i - 1) : 0;
-		if (csi > 0) {
-			i += csi; /* a cursor key: not Esc */
-			continue;
-		}
-		if (ask.running) {
-			ask.leave = true;
-			agent_cancel_raise(&ask.cancel);
-			agent_confirm_cancel();
-			continue;
-		}
-		ask.busy = false;
-		agent_console_set_bypass(console, NULL, NULL);
-		return i + 1;
+	}
+	wait = agent_key_wait_ms(&ask.keys, now);
+	if (wait >= 0) {
+		agent_console_wake_after(console, (uint32_t)wait);
 	}
 	return len;
 }
@@ -363,6 +383,7 @@ int agent_cmd_ask_exec(struct agent_console *console, int argc, char **argv)
 	agent_text_filter_reset(&ask.filter);
 	ask.line_open = false;
 	ask.leave = false;
+	agent_key_decoder_reset(&ask.keys);
 	agent_cancel_reset(&ask.cancel);
 	ask.busy = true;
 	ask.running = true;

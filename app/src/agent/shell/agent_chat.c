@@ -4,9 +4,9 @@
  * on the foreground worker, and every completed turn committed to the conversation store.
  * See docs/chat.md.
  *
- * Keys: Enter sends; Backspace erases; Page Up / Page Down page the transcript; Esc while a
- * request runs cancels it, otherwise returns to the shell; the app-exit key (Ctrl-X) cancels
- * any request and returns to the shell.
+ * Keys (agent_keys.h decodes them): Enter sends; Backspace erases; Page Up / Page Down page
+ * the transcript; Esc and the app-exit key (Ctrl-X) return to the shell, cancelling a running
+ * request first.
  *
  * The conversation commands that open or touch a stored slot (`agent resume`, `agent delete`,
  * `agent list`) are in agent_chat_slots.c; both files share agent_chat_internal.h.
@@ -42,6 +42,7 @@ static char tool_lines[CONFIG_AGENT_MAX_TOOLS_LIMIT][TOOL_LINE_MAX + 1] AGENT_PS
 static struct conv_history history AGENT_PSRAM_ATTR;
 
 struct agent_chat_state agent_chat;
+static struct agent_key_decoder chat_keys;
 
 /* ---- Transcript helpers -------------------------------------------------------------------- */
 
@@ -405,15 +406,16 @@ static void close_now(void)
 	agent_console_set_bypass(agent_chat.console, NULL, NULL);
 }
 
-/* Esc or Ctrl-X. Returns true when the frontend closed. */
-static bool escape(bool app_exit)
+/*
+ * Esc, Ctrl-X or Ctrl-C: back to the shell (spec). A running request is cancelled first and
+ * the worker closes the frontend when it has ended. Returns true when the frontend closed.
+ */
+static bool escape(void)
 {
 	lock();
 	if (agent_chat.running) {
 		/* The worker reads leave under the same lock after it stops running. */
-		if (app_exit) {
-			agent_chat.leave = true;
-		}
+		agent_chat.leave = true;
 		unlock();
 		agent_cancel_raise(&agent_chat.cancel);
 		agent_confirm_cancel();
@@ -424,80 +426,93 @@ static bool escape(bool app_exit)
 	return true;
 }
 
+static void typed_byte(uint8_t c, bool *typed)
+{
+	if (c == '\r' || c == '\n') {
+		if (!agent_chat.running) {
+			submit();
+		}
+		return;
+	}
+	if ((c == 0x7f || c == 0x08) && !agent_chat.running) {
+		erase_char();
+		*typed = true;
+		return;
+	}
+	if (c < 0x20 || agent_chat.running) {
+		/* No typing while a request runs: a letter meant for the next message must never
+		 * answer a confirmation that appears meanwhile. */
+		return;
+	}
+	/* A character goes in whole or not at all (its bytes may come in separate reads). */
+	if (c >= 0xc0) {
+		size_t need = c >= 0xf0 ? 4u : c >= 0xe0 ? 3u : 2u;
+
+		agent_chat.input_refused = agent_chat.input_len + need > CONFIG_AGENT_PROMPT_MAX_LEN;
+	} else if (c < 0x80) {
+		agent_chat.input_refused = false;
+	}
+	if (!agent_chat.input_refused && agent_chat.input_len < CONFIG_AGENT_PROMPT_MAX_LEN) {
+		agent_chat.input[agent_chat.input_len++] = (char)c;
+		*typed = true;
+	}
+}
+
+/* One key (agent_keys.h). Returns true when it closed the frontend. */
+static bool chat_key(const struct agent_key *key, bool *typed)
+{
+	switch (key->type) {
+	case AGENT_KEY_SEQUENCE:
+		if (agent_key_is(key, "[5~")) {
+			screen_page(1);
+		} else if (agent_key_is(key, "[6~")) {
+			screen_page(-1);
+		}
+		return false; /* other cursor and function keys do nothing */
+	case AGENT_KEY_LONE_ESC:
+		return escape();
+	default:
+		break;
+	}
+	if (agent_confirm_key(key->byte)) {
+		return false;
+	}
+	if (key->byte == AGENT_KEY_APP_EXIT || key->byte == AGENT_KEY_CTRL_C) {
+		return escape();
+	}
+	typed_byte(key->byte, typed);
+	return false;
+}
+
 size_t agent_chat_input(struct agent_console *console, const uint8_t *data, size_t len,
 			void *user_data)
 {
+	struct agent_key keys[2];
+	int64_t now = agent_uptime_ms();
 	bool typed = false;
+	int32_t wait;
 
-	(void)console;
 	(void)user_data;
+	/* Called without input when an ESC may have stayed alone (agent_console_wake_after()). */
+	if (agent_key_expire(&chat_keys, now, &keys[0]) && chat_key(&keys[0], &typed)) {
+		return 0;
+	}
 	for (size_t i = 0; i < len; i++) {
-		uint8_t c = data[i];
+		size_t n = agent_key_feed(&chat_keys, data[i], now, keys);
 
-		if (agent_confirm_key(c)) {
-			continue;
-		}
-		if (c == AGENT_KEY_ESC) {
-			size_t csi = agent_key_csi_length(data + i + 1, len - i - 1);
-
-			if (csi > 0) {
-				if (csi == 3 && data[i + 1] == '[' && data[i + 3] == '~') {
-					if (data[i + 2] == '5') {
-						screen_page(1);
-					} else if (data[i + 2] == '6') {
-						screen_page(-1);
-					}
-				}
-				i += csi;
-				continue;
+		for (size_t k = 0; k < n; k++) {
+			if (chat_key(&keys[k], &typed)) {
+				/* A lone Esc is an earlier byte's key: byte i is not ours. */
+				return keys[k].type == AGENT_KEY_LONE_ESC ? i : i + 1;
 			}
-			if (escape(false)) {
-				return i + 1;
-			}
-			continue;
-		}
-		if (c == AGENT_KEY_APP_EXIT || c == AGENT_KEY_CTRL_C) {
-			if (escape(true)) {
-				return i + 1;
-			}
-			continue;
-		}
-		if (c == '\r' || c == '\n') {
-			if (!agent_chat.running) {
-				submit();
-			}
-			continue;
-		}
-		if ((c == 0x7f || c == 0x08) && !agent_chat.running) {
-			erase_char();
-			typed = true;
-			continue;
-		}
-		if (c < 0x20) {
-			continue;
-		}
-		if (agent_chat.running) {
-			/* No typing while a request runs: a letter meant for the next message must
-			 * never answer a confirmation that appears meanwhile. */
-			continue;
-		}
-		/* A character goes in whole or not at all (its bytes may come in separate reads). */
-		if (c >= 0xc0) {
-			size_t need = c >= 0xf0 ? 4u : c >= 0xe0 ? 3u : 2u;
-
-			agent_chat.input_refused =
-				agent_chat.input_len + need > CONFIG_AGENT_PROMPT_MAX_LEN;
-		} else if (c < 0x80) {
-			agent_chat.input_refused = false;
-		}
-		if (!agent_chat.input_refused &&
-		    agent_chat.input_len < CONFIG_AGENT_PROMPT_MAX_LEN) {
-			agent_chat.input[agent_chat.input_len++] = (char)c;
-			typed = true;
 		}
 	}
 	if (typed) {
 		screen_set_input(agent_chat.cfg->user, agent_chat.input, agent_chat.input_len);
+	}
+	wait = agent_key_wait_ms(&chat_keys, now);
+	if (wait >= 0) {
+		agent_console_wake_after(console, (uint32_t)wait);
 	}
 	return len;
 }
@@ -523,6 +538,7 @@ int agent_chat_open_screen(struct agent_console *console)
 	agent_chat.input_len = 0;
 	agent_chat.input_refused = false;
 	agent_chat.leave = false;
+	agent_key_decoder_reset(&chat_keys);
 	agent_chat.open = true;
 	if (agent_chat.lock == NULL) {
 		/* Without it the flags are still written once. */

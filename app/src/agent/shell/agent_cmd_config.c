@@ -17,6 +17,7 @@ static struct {
 	char text[CONFIG_AGENT_KEY_MAX_LEN + 1];
 	size_t len;
 	size_t typed; /* characters typed, also those past the buffer, so we can refuse them */
+	struct agent_key_decoder keys;
 } secret;
 
 static void print_names(struct agent_console *console)
@@ -69,44 +70,73 @@ static void secret_finish(struct agent_console *console, bool save)
 	agent_session_wipe(&secret, sizeof(secret));
 }
 
+/* One key at the hidden prompt. Returns true when it ended the prompt. */
+static bool secret_key(struct agent_console *console, const struct agent_key *key)
+{
+	uint8_t c = key->byte;
+
+	if (key->type != AGENT_KEY_CHAR || c == AGENT_KEY_CTRL_C) {
+		/* Esc cancels, and so does a cursor key (its bytes must not reach the shell). */
+		secret_finish(console, false);
+		return true;
+	}
+	if (c == '\r' || c == '\n') {
+		secret_finish(console, true);
+		return true;
+	}
+	if (c == 0x7f || c == 0x08) {
+		if (secret.typed > 0) {
+			secret.typed--;
+			if (secret.len > secret.typed) {
+				secret.len = secret.typed;
+			}
+			agent_puts(console, "\b \b");
+		}
+		return false;
+	}
+	if (c < 0x20 || c >= 0x7f) {
+		return false;
+	}
+	if (secret.len < CONFIG_AGENT_KEY_MAX_LEN) {
+		secret.text[secret.len++] = (char)c;
+	}
+	secret.typed++;
+	agent_puts(console, "*");
+	return false;
+}
+
 static size_t secret_input(struct agent_console *console, const uint8_t *data, size_t len,
 			   void *user_data)
 {
-	(void)user_data;
-	for (size_t i = 0; i < len; i++) {
-		uint8_t c = data[i];
+	struct agent_key keys[2];
+	int64_t now = agent_uptime_ms();
+	int32_t wait;
 
-		if (c == '\r' || c == '\n') {
+	(void)user_data;
+	/* Called without input when an ESC may have stayed alone (agent_console_wake_after()). */
+	if (agent_key_expire(&secret.keys, now, &keys[0]) && secret_key(console, &keys[0])) {
+		return 0;
+	}
+	for (size_t i = 0; i < len; i++) {
+		size_t n = agent_key_feed(&secret.keys, data[i], now, keys);
+
+		for (size_t k = 0; k < n; k++) {
+			if (!secret_key(console, &keys[k])) {
+				continue;
+			}
+			if (keys[k].type == AGENT_KEY_LONE_ESC) {
+				return i; /* an earlier byte's key: byte i is the shell's */
+			}
 			/* What follows Enter is the shell's again; the LF of a CR LF Enter is still
 			 * this Enter (the shell would take it for a second, empty line). */
-			secret_finish(console, true);
-			return i + 1 + (c == '\r' && i + 1 < len && data[i + 1] == '\n');
-		}
-		if (c == AGENT_KEY_ESC || c == AGENT_KEY_CTRL_C) {
-			secret_finish(console, false);
-			/* A cursor key cancels like Esc; its other bytes must not reach the shell. */
 			return i + 1 +
-			       (c == AGENT_KEY_ESC ? agent_key_csi_length(data + i + 1, len - i - 1)
-						   : 0);
+			       (data[i] == '\r' && i + 1 < len && data[i + 1] == '\n');
 		}
-		if (c == 0x7f || c == 0x08) {
-			if (secret.typed > 0) {
-				secret.typed--;
-				if (secret.len > secret.typed) {
-					secret.len = secret.typed;
-				}
-				agent_puts(console, "\b \b");
-			}
-			continue;
-		}
-		if (c < 0x20 || c >= 0x7f) {
-			continue;
-		}
-		if (secret.len < CONFIG_AGENT_KEY_MAX_LEN) {
-			secret.text[secret.len++] = (char)c;
-		}
-		secret.typed++;
-		agent_puts(console, "*");
+	}
+	memset(keys, 0, sizeof(keys));
+	wait = agent_key_wait_ms(&secret.keys, now);
+	if (wait >= 0) {
+		agent_console_wake_after(console, (uint32_t)wait);
 	}
 	return len;
 }

@@ -17,6 +17,8 @@ struct agent_console {
 	int out_fd;
 	agent_console_bypass_fn bypass;
 	void *bypass_user_data;
+	bool wake_set;	    /* agent_console_wake_after() asked for a call without input */
+	int64_t wake_at_ms; /* when, in uptime */
 	pthread_mutex_t lock;
 };
 
@@ -132,7 +134,31 @@ void agent_console_set_bypass(struct agent_console *console, agent_console_bypas
 	pthread_mutex_lock(&console->lock);
 	console->bypass = fn;
 	console->bypass_user_data = user_data;
+	console->wake_set = false;
 	pthread_mutex_unlock(&console->lock);
+}
+
+void agent_console_wake_after(struct agent_console *console, uint32_t ms)
+{
+	pthread_mutex_lock(&console->lock);
+	console->wake_set = console->bypass != NULL;
+	console->wake_at_ms = agent_uptime_ms() + (int64_t)ms;
+	pthread_mutex_unlock(&console->lock);
+}
+
+int posix_console_wake_in(struct agent_console *console)
+{
+	int64_t left;
+	bool set;
+
+	pthread_mutex_lock(&console->lock);
+	set = console->wake_set;
+	left = console->wake_at_ms - agent_uptime_ms();
+	pthread_mutex_unlock(&console->lock);
+	if (!set) {
+		return -1;
+	}
+	return left <= 0 ? 0 : (left > INT32_MAX ? INT32_MAX : (int)left);
 }
 
 bool posix_console_bypassed(struct agent_console *console)
@@ -149,19 +175,36 @@ size_t posix_console_deliver(struct agent_console *console, const uint8_t *data,
 {
 	agent_console_bypass_fn fn;
 	void *user_data;
+	size_t taken;
 
 	pthread_mutex_lock(&console->lock);
 	fn = console->bypass;
 	user_data = console->bypass_user_data;
+	console->wake_set = false; /* input lapses a wake-up (the callback asks again) */
 	pthread_mutex_unlock(&console->lock);
 	if (fn == NULL) {
 		return 0;
 	}
 	/* Called unlocked: the callback writes to the console and may clear the bypass. */
-	size_t taken = fn(console, data, len, user_data);
+	taken = fn(console, data, len, user_data);
+	if (taken > len) {
+		taken = len;
+	}
+	/* A callback that took nothing would stall the reader: count one byte as taken, unless
+	 * it ended the bypass before the first byte (an earlier Esc, found late). */
+	return taken == 0 && len > 0 && posix_console_bypassed(console) ? 1 : taken;
+}
 
-	/* A callback that took nothing would stall the reader: count one byte as taken. */
-	return taken == 0 && len > 0 ? 1 : (taken > len ? len : taken);
+void posix_console_wake(struct agent_console *console)
+{
+	bool due;
+
+	pthread_mutex_lock(&console->lock);
+	due = console->wake_set && console->bypass != NULL;
+	pthread_mutex_unlock(&console->lock);
+	if (due) {
+		(void)posix_console_deliver(console, NULL, 0);
+	}
 }
 
 int agent_console_size(struct agent_console *console, uint16_t *cols, uint16_t *rows)

@@ -22,11 +22,19 @@ int posix_console_open_pty(char *name, size_t len);
 
 /**
  * Hand @p data to the bypass callback when one is set. Returns the number of bytes it
- * took (at least 1, unless @p len is 0), or 0 when no bypass is set.
+ * took (at least 1, unless @p len is 0 or the callback ended the bypass before taking any),
+ * or 0 when no bypass is set.
  */
 size_t posix_console_deliver(struct agent_console *console, const uint8_t *data, size_t len);
 
 bool posix_console_bypassed(struct agent_console *console);
+
+/**
+ * Milliseconds until the bypass asked to be called without input (agent_console_wake_after()),
+ * 0 when that is due, -1 when it did not ask. posix_console_wake() makes that call.
+ */
+int posix_console_wake_in(struct agent_console *console);
+void posix_console_wake(struct agent_console *console);
 
 /**
  * Write @p data as it is (no "\n" to "\r\n"), in one piece between the writes of

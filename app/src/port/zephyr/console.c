@@ -17,6 +17,17 @@
 #include <zephyr/shell/shell.h>
 #include <zephyr/version.h>
 
+/* The serial shell's receive ring buffer, wiped when a bypass ends (forget_taken_input()). */
+#if defined(CONFIG_SHELL_BACKEND_SERIAL) &&                                                    \
+	(defined(CONFIG_SHELL_BACKEND_SERIAL_API_POLLING) ||                                   \
+	 defined(CONFIG_SHELL_BACKEND_SERIAL_API_INTERRUPT_DRIVEN))
+#include <zephyr/shell/shell_uart.h>
+#include <zephyr/sys/ring_buffer.h>
+#define CONSOLE_WIPES_UART_RX 1
+#else
+#define CONSOLE_WIPES_UART_RX 0
+#endif
+
 #include "agent_port.h"
 #include "zephyr_port.h"
 
@@ -32,11 +43,17 @@ struct agent_console {
 	void *bypass_user_data;
 	bool draining;	  /* discarding typed-ahead input up to a line end (see deliver()) */
 	bool in_callback; /* deliver() is inside the callback: it turns the shell's bypass off */
+	struct k_work_delayable wake; /* agent_console_wake_after() */
 };
 
 static struct agent_console console_table[ZEPHYR_PORT_CONSOLE_SLOTS];
 /* Guards console_table and the bypass fields; held only for a few loads and stores. */
 static struct k_spinlock console_lock;
+/* One callback call at a time: with input (the shell thread) or a wake-up (the system work
+ * queue). Never held by a thread that holds the shell's mutex. */
+static K_MUTEX_DEFINE(callback_lock);
+
+static void wake_handler(struct k_work *work);
 
 struct agent_console *zephyr_console_get(const struct shell *sh)
 {
@@ -56,6 +73,7 @@ struct agent_console *zephyr_console_get(const struct shell *sh)
 		if (console_table[i].sh == NULL) {
 			found = &console_table[i];
 			found->sh = sh;
+			k_work_init_delayable(&found->wake, wake_handler);
 		}
 	}
 	k_spin_unlock(&console_lock, key);
@@ -132,7 +150,12 @@ static void deliver(struct agent_console *console, uint8_t *data, size_t len)
 	agent_console_bypass_fn fn;
 	void *user_data;
 	size_t taken = 0; /* bytes of @data a callback took; the drain starts after them */
-	k_spinlock_key_t key = k_spin_lock(&console_lock);
+	k_spinlock_key_t key;
+
+	/* Input lapses a wake-up (the callback asks again); one that already runs waits. */
+	(void)k_work_cancel_delayable(&console->wake);
+	k_mutex_lock(&callback_lock, K_FOREVER);
+	key = k_spin_lock(&console_lock);
 
 	fn = console->bypass;
 	user_data = console->bypass_user_data;
@@ -159,6 +182,48 @@ static void deliver(struct agent_console *console, uint8_t *data, size_t len)
 	}
 	if (!bypass_wanted(console)) {
 		shell_bypass_off(console);
+	}
+	k_mutex_unlock(&callback_lock);
+}
+
+/*
+ * The call without input that agent_console_wake_after() asked for, on the system work queue:
+ * the shell calls a bypass callback only when input came (subsys/shell/shell.c,
+ * state_collect()), so it cannot tell a frontend that an ESC stayed alone. As in deliver(),
+ * a callback that ends the bypass leaves the shell's on until it has returned, so what it
+ * prints last ("cancelled; key unchanged") comes before the prompt; the prompt is then
+ * printed here, the shell thread not being the one that ends the bypass.
+ */
+static void wake_handler(struct k_work *work)
+{
+	struct k_work_delayable *dwork = k_work_delayable_from_work(work);
+	struct agent_console *console = CONTAINER_OF(dwork, struct agent_console, wake);
+	agent_console_bypass_fn fn;
+	void *user_data;
+	k_spinlock_key_t key;
+
+	k_mutex_lock(&callback_lock, K_FOREVER);
+	key = k_spin_lock(&console_lock);
+	fn = console->draining ? NULL : console->bypass;
+	user_data = console->bypass_user_data;
+	k_spin_unlock(&console_lock, key);
+	if (fn != NULL) {
+		console->in_callback = true;
+		(void)fn(console, NULL, 0, user_data);
+		console->in_callback = false;
+		if (!bypass_wanted(console)) {
+			shell_bypass_off(console);
+			/* The prompt, as agent_console_set_bypass() has it printed. */
+			shell_fprintf(console->sh, SHELL_NORMAL, "%s", "");
+		}
+	}
+	k_mutex_unlock(&callback_lock);
+}
+
+void agent_console_wake_after(struct agent_console *console, uint32_t ms)
+{
+	if (console != NULL && bypass_wanted(console)) {
+		(void)k_work_reschedule(&console->wake, K_MSEC(ms));
 	}
 }
 
@@ -198,6 +263,39 @@ static void shell_bypass_on(struct agent_console *console)
 }
 
 /* Off: the shell takes input again (and clears its command buffer). */
+/*
+ * What a bypass took stays in the serial shell's receive ring buffer until later input
+ * overwrites it: the shell reads its input from there, and the hidden key prompt's input is
+ * the API key. When a bypass ends, every byte of that buffer not waiting to be read is wiped
+ * (docs/configuration.md, "What happens to the key in RAM"). The free space is claimed with
+ * the ring buffer's own calls, wiped and given back unchanged, so input typed ahead is kept;
+ * interrupts are locked meanwhile, as the UART's interrupt (or, polling, the timer that reads
+ * the UART) adds to the buffer. Other shell backends keep no such buffer here.
+ */
+static void forget_taken_input(const struct shell *sh)
+{
+#if CONSOLE_WIPES_UART_RX
+	SHELL_UART_STRUCT *uart;
+	unsigned int key;
+	uint8_t *area;
+	uint32_t len;
+
+	if (sh != shell_backend_uart_get_ptr()) {
+		return;
+	}
+	uart = (SHELL_UART_STRUCT *)sh->iface->ctx;
+	key = irq_lock();
+	/* Two claims at most: the free space may wrap around the end of the buffer. */
+	while ((len = ring_buf_put_claim(&uart->rx_ringbuf, &area, UINT32_MAX)) > 0u) {
+		agent_wipe(area, len);
+	}
+	(void)ring_buf_put_finish(&uart->rx_ringbuf, 0);
+	irq_unlock(key);
+#else
+	(void)sh;
+#endif
+}
+
 static void shell_bypass_off(struct agent_console *console)
 {
 #if SHELL_BYPASS_HAS_USER_DATA
@@ -222,11 +320,17 @@ void agent_console_set_bypass(struct agent_console *console, agent_console_bypas
 		console->draining = false;
 	}
 	k_spin_unlock(&console_lock, key);
+	/* A wake-up asked by the frontend that ends, or by an earlier one, is dropped. Not
+	 * waited for: this may run inside it. */
+	(void)k_work_cancel_delayable(&console->wake);
 
 	/*
 	 * Ended from inside a callback, the trampoline stays until deliver() has seen what the
 	 * callback left of its chunk (it may start draining a line); otherwise it goes now.
 	 */
+	if (fn == NULL) {
+		forget_taken_input(console->sh);
+	}
 	if (fn != NULL) {
 		shell_bypass_on(console);
 	} else if (!console->in_callback) {

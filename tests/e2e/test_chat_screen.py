@@ -1,8 +1,9 @@
 """The full-screen chat as a terminal shows it (pyte at 80x24 and 40x12), over both protocols:
 the transcript with bold agent labels and wrapped answers, the input line with the configured
-user name, the protected status bar in reverse video with the latest token counts (I/O/T when
-narrow) that never reach the transcript or its scrollback, Page Up / Page Down, text streamed
-while paged back, and model output that cannot steer the terminal."""
+user name, the protected status bar in reverse video with the latest turn's token counts (I/O/T
+when narrow, also after `agent resume`) that never reach the transcript or its scrollback,
+Page Up / Page Down, text streamed while paged back, and model output that cannot steer the
+terminal."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from chat_term import (
     NEW_BANNER,
     PAGE_DOWN,
     PAGE_UP,
+    RESUMED_BANNER,
     SIZE_IDS,
     SIZES,
     USER,
@@ -297,6 +299,36 @@ def test_a_line_longer_than_the_scrollback_keeps_its_wrapping(sims, cols: int, r
     assert all(len(line) == cols for line in top), top
     assert term.page_down_to_end(usage) == len(views)
     assert term.transcript == live, term.dump()
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize(("cols", "rows"), SIZES, ids=SIZE_IDS)
+def test_status_bar_shows_the_latest_turns_counts(sims, api: Api, cols: int, rows: int) -> None:
+    """The bar shows the latest turn's input, output and total: a turn whose server reports
+    no usage shows none (not the turn before's), and `agent resume` shows the counts the
+    conversation's latest turn stored."""
+    script = Script([
+        text_reply(api, "One.", response_id="resp_1", usage=(1200, 34)),
+        text_reply(api, "Two.", response_id="resp_2", usage=None),
+        text_reply(api, "Three.", response_id="resp_3", usage=(4000, 21)),
+    ])
+    with TestServer(script) as srv:
+        term = open_chat(sims, srv, api, cols, rows)
+        term.send("one")
+        check_status(term, (1200, 34, 1234))
+        term.send("two")
+        check_status(term, (0, 0, 0))
+        term.leave()
+        term.open("agent resume 1", RESUMED_BANNER)
+        check_status(term, (0, 0, 0))  # the latest stored turn has no counts
+        term.send("three")
+        check_status(term, (4000, 21, 4021))
+        term.leave()
+        term.open("agent resume 1", RESUMED_BANNER)
+        check_status(term, (4000, 21, 4021))
+        srv.check()
+    # The counts are in the bar only, also after a replay.
+    check_no_counts(term.history + term.transcript, ["1200", "34", "1234", "4000", "21", "4021"])
 
 
 def test_input_is_bounded_to_whole_characters(sims) -> None:

@@ -310,6 +310,8 @@ static void worker(void *user_data)
 	agent_chat.tool_count = 0;
 	agent_chat.label_due = true;
 	memset(&agent_chat.usage, 0, sizeof(agent_chat.usage));
+	/* The status bar shows this turn's counts from now on, never an earlier turn's. */
+	screen_set_usage(0, 0, 0);
 	err = agent_request_run(&req);
 	memset(agent_chat.key, 0, sizeof(agent_chat.key));
 	screen_end_line();

@@ -12,13 +12,28 @@
 #include "agent_chat_internal.h"
 #include "agent_print.h"
 #include "agent_screen.h"
+#include "conv_format.h"
 #include "conv_store.h"
 #include "http.h"
 
-/* Replay the stored transcript record by record (bounded pieces, never the whole file). */
+/*
+ * Replay the stored transcript record by record (bounded pieces, never the whole file). The
+ * status bar ends with the latest turn's token counts: each turn starts at zero (a turn
+ * stored without counts shows none) and its usage record sets them.
+ */
 static int replay_chunk(const struct conv_chunk *chunk, void *user_data)
 {
-	(void)user_data;
+	uint32_t *usage = user_data; /* input, output, total */
+
+	if (chunk->type == CONV_REC_USER && chunk->offset == 0) {
+		memset(usage, 0, 3 * sizeof(*usage));
+	}
+	if (chunk->type == CONV_REC_USAGE && chunk->offset == 0 && chunk->len == CONV_USAGE_BYTES) {
+		for (size_t i = 0; i < 3; i++) {
+			usage[i] = conv_get_le32(chunk->data + 4 * i);
+		}
+		return 0;
+	}
 	if (chunk->offset == 0) {
 		screen_end_line();
 		switch (chunk->type) {
@@ -98,6 +113,7 @@ static int check_continuable(struct agent_console *console, const struct conv_ha
 int agent_chat_resume(struct agent_console *console, const char *slot_text)
 {
 	static struct conv_handle h;
+	uint32_t usage[3] = {0, 0, 0};
 	uint8_t slot;
 	int err = parse_slot(console, slot_text, &slot);
 
@@ -131,7 +147,8 @@ int agent_chat_resume(struct agent_console *console, const char *slot_text)
 	if (err != 0) {
 		return err;
 	}
-	err = conv_store_read(slot, replay_chunk, NULL);
+	err = conv_store_read(slot, replay_chunk, usage);
+	screen_set_usage(usage[0], usage[1], usage[2]);
 	screen_end_line();
 	if (err != 0) {
 		agent_chat_say("agent: the rest of this conversation is damaged and was not shown");

@@ -32,12 +32,33 @@ __attribute__((format(printf, 2, 3))) static int fail(struct parse *p, const cha
 	return -EINVAL;
 }
 
-static int find(const struct tool_param *params, int count, const char *name)
+/*
+ * The parameter whose name is the key of @p level, in all its bytes: "path\u0000x" or a
+ * key cut at JSON_KEY_MAX is no parameter's name. -1 when none; @p shown then gets the key
+ * for the message, its control characters written as \u00XX (at most 48 bytes of it).
+ */
+static int find(const struct tool_param *params, int count, const struct json_stream *js,
+		int level, char *shown, size_t shown_len)
 {
-	for (int i = 0; i < count; i++) {
-		if (strcmp(params[i].name, name) == 0) {
+	size_t len;
+	bool truncated;
+	const char *key = json_stream_key_n(js, level, &len, &truncated);
+	size_t o = 0;
+
+	for (int i = 0; key != NULL && !truncated && i < count; i++) {
+		if (strlen(params[i].name) == len && memcmp(params[i].name, key, len) == 0) {
 			return i;
 		}
+	}
+	shown[0] = '\0';
+	for (size_t i = 0; key != NULL && i < len && i < 48 && o + 7 < shown_len; i++) {
+		uint8_t c = (uint8_t)key[i];
+
+		o += (size_t)snprintf(shown + o, shown_len - o, c < 0x20 || c == 0x7f ? "\\u%04x" : "%c",
+				      c);
+	}
+	if (key == NULL) {
+		snprintf(shown, shown_len, "?");
 	}
 	return -1;
 }
@@ -225,12 +246,11 @@ static int element(struct parse *p, const struct json_stream *js, const struct j
 		return fail(p, "field %s: elements hold only strings, numbers and booleans",
 			    param->name);
 	}
-	const char *key = json_stream_key(js, 3);
-	int f = key == NULL ? -1 : find(param->fields, param->field_count, key);
+	char shown[7 * 48 + 1];
+	int f = find(param->fields, param->field_count, js, 3, shown, sizeof(shown));
 
 	if (f < 0) {
-		return fail(p, "field %s: unknown field %.48s in an element", param->name,
-			    key == NULL ? "?" : key);
+		return fail(p, "field %s: unknown field %s in an element", param->name, shown);
 	}
 	struct tool_value *out = &p->args->item[index][f];
 
@@ -268,12 +288,12 @@ static int on_value(void *user_data, const struct json_stream *js, const struct 
 			return 0;
 		}
 		if (v->token != JSON_STRING || v->first) {
-			const char *key = json_stream_key(js, 1);
+			char shown[7 * 48 + 1];
 
-			p->param = key == NULL ? -1 : find(p->def->params, p->def->param_count, key);
+			p->param = find(p->def->params, p->def->param_count, js, 1, shown,
+					sizeof(shown));
 			if (p->param < 0) {
-				snprintf(p->why, p->why_len, "unknown field %.48s",
-					 key == NULL ? "?" : key);
+				snprintf(p->why, p->why_len, "unknown field %s", shown);
 				return -EINVAL;
 			}
 			if (p->args->v[p->param].present) {

@@ -818,6 +818,16 @@ const char *json_stream_key(const struct json_stream *js, int level)
 	return js->level[level].key;
 }
 
+const char *json_stream_key_n(const struct json_stream *js, int level, size_t *len,
+			      bool *truncated)
+{
+	const char *key = json_stream_key(js, level);
+
+	*len = key != NULL ? js->level[level].key_len : 0;
+	*truncated = key != NULL && js->level[level].key_truncated;
+	return key;
+}
+
 int json_stream_index(const struct json_stream *js, int level)
 {
 	if (level < 1 || level > js->depth || !js->level[level].is_array) {

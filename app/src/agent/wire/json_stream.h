@@ -130,6 +130,14 @@ bool json_stream_path_is(const struct json_stream *js, const char *path);
 /** The key of the value at @p level (1..depth) when that level is an object member, or NULL. */
 const char *json_stream_key(const struct json_stream *js, int level);
 
+/**
+ * The same with its length in @p len: a key may hold NUL bytes ("\u0000"), which the string
+ * alone hides. A truncated key is returned as kept, with @p truncated set (a key longer than
+ * JSON_KEY_MAX equals no name of that length or shorter).
+ */
+const char *json_stream_key_n(const struct json_stream *js, int level, size_t *len,
+			      bool *truncated);
+
 /** The index of the element at @p level (1..depth) when that level is an array, or -1. */
 int json_stream_index(const struct json_stream *js, int level);
 

@@ -153,6 +153,10 @@ static void test_controls_and_invisible_characters_are_escaped(void **state)
 	/* Raw C1 and bidi bytes in the JSON text (valid UTF-8 there) are escaped too. */
 	runs("x", "{\"k\":\"\xc2\x9b\xe2\x80\xae\xc2\x85\"}", 80, 23);
 	assert_string_equal(lines[1], "  k: \"\\u009b\\u202e\\u0085\"");
+	/* Keys in all their bytes: a NUL does not end them, a control inside is escaped. */
+	runs("x", "{\"path\\u0000x\":1,\"o\":{\"a\\u0000\\u001bb\":2}}", 80, 23);
+	assert_string_equal(lines[1], "  path\\u0000x: 1");
+	assert_string_equal(lines[2], "  o: {\"a\\u0000\\u001bb\":2}");
 }
 
 static void test_a_long_value_is_cut_with_the_byte_count(void **state)

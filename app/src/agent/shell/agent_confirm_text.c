@@ -299,7 +299,9 @@ static void text(const char *s, size_t n)
 static void member_begin(const struct json_stream *js)
 {
 	unsigned int i = ct.count++;
-	const char *key = json_stream_key(js, 1);
+	size_t klen;
+	bool cut;
+	const char *key = json_stream_key_n(js, 1, &klen, &cut);
 
 	if (ct.pass == RENDER && i >= ct.shown) {
 		return; /* counted in the "more arguments" line */
@@ -311,8 +313,8 @@ static void member_begin(const struct json_stream *js)
 	} else {
 		piece_begin(FIELD_INDENT, 0, 0);
 	}
-	text(key != NULL ? key : "", key != NULL ? strlen(key) : 0);
-	plain(": ");
+	text(key != NULL ? key : "", klen); /* all its bytes: a NUL shows as \u0000 */
+	plain(cut ? "...: " : ": ");
 }
 
 static void member_end(void)
@@ -349,7 +351,9 @@ static int on_value(void *user, const struct json_stream *js, const struct json_
 			member_begin(js);
 		} else {
 			uint64_t bit = (uint64_t)1 << (depth - 1);
-			const char *key = json_stream_key(js, depth);
+			size_t klen;
+			bool cut;
+			const char *key = json_stream_key_n(js, depth, &klen, &cut);
 
 			if (ct.has_items & bit) {
 				plain(",");
@@ -357,8 +361,8 @@ static int on_value(void *user, const struct json_stream *js, const struct json_
 			ct.has_items |= bit;
 			if (key != NULL) {
 				plain("\"");
-				text(key, strlen(key));
-				plain("\":");
+				text(key, klen);
+				plain(cut ? "...\":" : "\":");
 			}
 		}
 	}

@@ -1,10 +1,11 @@
 """After `agent config key clear` (or `agent forget`) no copy of the key stays in the device's
 RAM: the writable memory of the simulator's (or native_sim's) process is searched for it.
 
-The key passes through the hidden prompt, the settings store (its file buffers and littlefs's
-caches), the request worker (its copy for the request, the HTTP head with the Authorization
-line) and the network stream; docs/configuration.md, "What happens to the key in RAM", lists
-them. Reading another process's memory needs root or ptrace rights over it, as the tests have.
+The key passes through the console (on the firmware the serial shell's receive ring buffer),
+the hidden prompt, the settings store (its file buffers and littlefs's caches), the request
+worker (its copy for the request, the HTTP head with the Authorization line) and the network
+stream; docs/configuration.md, "What happens to the key in RAM", lists them. Reading another
+process's memory needs root or ptrace rights over it, as the tests have.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import re
 import pytest
 from agent_host.testing.sim_device import PROMPT, SimDevice
 from agent_host.testserver import Script, TestServer, text_reply
-
 from test_ask import ask
 
 # Random-looking, so that no 8-byte piece of it turns up in memory by chance.
@@ -35,7 +35,9 @@ SHADOW_BYTES = 64 << 30
 
 
 def writable_memory_hits(pid: int, needles: list[bytes]) -> list[str]:
-    """Where any of @needles occurs in the readable and writable mappings of process @pid."""
+    """Where any of @needles occurs in the private writable mappings of process @pid: its RAM.
+    Shared mappings are files, not RAM: native_sim maps its flash image so, and the flash keeps
+    superseded settings records (docs/configuration.md, "What happens to the key in flash")."""
     pattern = re.compile(b"|".join(re.escape(n) for n in needles))
     overlap = max(len(n) for n in needles) - 1
     hits: list[str] = []
@@ -43,7 +45,7 @@ def writable_memory_hits(pid: int, needles: list[bytes]) -> list[str]:
         for line in maps:
             fields = line.split()
             lo, hi = (int(x, 16) for x in fields[0].split("-"))
-            if not fields[1].startswith("rw") or hi - lo > SHADOW_BYTES:
+            if fields[1] != "rw-p" or hi - lo > SHADOW_BYTES:
                 continue
             name = fields[5] if len(fields) > 5 else "anonymous"
             tail = b""

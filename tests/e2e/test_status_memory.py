@@ -13,7 +13,6 @@ import pytest
 from agent_host.testing.sim_device import SimDevice
 from agent_host.testserver import Script, TestServer, text_reply
 from agent_host.testserver.dialogue import tool_call_reply
-
 from test_ask import ask, configure
 from tool_checks import last_result
 

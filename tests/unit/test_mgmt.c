@@ -29,6 +29,7 @@
 #include "mgmt_internal.h"
 #include "mgmt_serial.h"
 #include "mgmt_smp.h"
+#include "strict_utf8.h"
 #include "posix/posix_port.h"
 #include "reference.h"
 #include "reference_sd.h"
@@ -890,40 +891,6 @@ static void test_tools_paging_in_a_small_buffer(void **state)
 }
 
 /* ---- text strings are UTF-8 ------------------------------------------------------------------ */
-
-/*
- * Strict UTF-8 (RFC 3629), written apart from the firmware's own tables: decode each code
- * point and refuse overlong forms, surrogates, code points above U+10FFFF and stray bytes.
- */
-static bool strict_utf8(const uint8_t *s, size_t n)
-{
-	size_t i = 0;
-
-	while (i < n) {
-		uint8_t c = s[i];
-		size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
-				      : (c & 0xf8) == 0xf0 ? 4 : 0;
-		static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
-		uint32_t cp;
-
-		if (len == 0 || i + len > n) {
-			return false;
-		}
-		cp = len == 1 ? c : (uint32_t)(c & (0x7f >> len));
-		for (size_t k = 1; k < len; k++) {
-			if ((s[i + k] & 0xc0) != 0x80) {
-				return false;
-			}
-			cp = (cp << 6) | (s[i + k] & 0x3f);
-		}
-		if ((len > 1 && cp < least[len]) || (cp >= 0xd800 && cp <= 0xdfff) ||
-		    cp > 0x10ffff) {
-			return false;
-		}
-		i += len;
-	}
-	return true;
-}
 
 /*
  * Walk one CBOR item at *p (definite or indefinite containers, as zcbor writes them) and

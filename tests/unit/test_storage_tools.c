@@ -174,6 +174,25 @@ static const struct tool_def *const all_tools[] = {
 
 #define TOOL_COUNT (sizeof(all_tools) / sizeof(all_tools[0]))
 
+/* Every storage tool on every (cwd, path) of @p spellings: -EACCES, @p refusal, no result. */
+static void refused_by_every_tool(const char *const (*spellings)[2], size_t count,
+				  const char *refusal)
+{
+	for (size_t t = 0; t < TOOL_COUNT; t++) {
+		for (size_t i = 0; i < count; i++) {
+			test_cwd = spellings[i][0];
+			int rc = run_on(all_tools[t], spellings[i][1]);
+
+			if (rc != -EACCES || strcmp(last_error, refusal) != 0) {
+				fail_msg("%s cwd %s path %s: %d %s", all_tools[t]->name,
+					 spellings[i][0], spellings[i][1], rc, last_error);
+			}
+			assert_int_equal(result[0], '\0');
+		}
+	}
+	test_cwd = "/lfs";
+}
+
 static void test_ssh_refused_by_every_tool(void **state)
 {
 	char buf[64];
@@ -183,19 +202,8 @@ static void test_ssh_refused_by_every_tool(void **state)
 	assert_int_equal(agent_fs_mkdir("/lfs/deep"), 0);
 	assert_int_equal(agent_fs_mkdir("/lfs/deep/.ssh"), 0);
 	put_text("/lfs/.ssh/id_ed25519", "secret key");
-	for (size_t t = 0; t < TOOL_COUNT; t++) {
-		for (size_t i = 0; i < sizeof(ssh_spellings) / sizeof(ssh_spellings[0]); i++) {
-			test_cwd = ssh_spellings[i][0];
-			int rc = run_on(all_tools[t], ssh_spellings[i][1]);
-
-			if (rc != -EACCES || strcmp(last_error, storage_ssh_refusal) != 0) {
-				fail_msg("%s cwd %s path %s: %d %s", all_tools[t]->name,
-					 ssh_spellings[i][0], ssh_spellings[i][1], rc, last_error);
-			}
-			assert_int_equal(result[0], '\0');
-		}
-	}
-	test_cwd = "/lfs";
+	refused_by_every_tool(ssh_spellings, sizeof(ssh_spellings) / sizeof(ssh_spellings[0]),
+			      storage_ssh_refusal);
 	/* Nothing was written, created or removed. */
 	assert_int_equal(get_file("/lfs/.ssh/id_ed25519", buf, sizeof(buf)), 10);
 	assert_memory_equal(buf, "secret key", 10);
@@ -294,20 +302,9 @@ static void test_agent_state_refused_by_every_tool(void **state)
 	assert_int_equal(agent_fs_mkdir("/lfs/.agent"), 0);
 	assert_int_equal(agent_fs_mkdir("/lfs/.agent/conversations"), 0);
 	put_text("/lfs/.agent/conversations/conv1.bin", "AGCV conversation");
-	for (size_t t = 0; t < TOOL_COUNT; t++) {
-		for (size_t i = 0; i < sizeof(agent_spellings) / sizeof(agent_spellings[0]); i++) {
-			test_cwd = agent_spellings[i][0];
-			int rc = run_on(all_tools[t], agent_spellings[i][1]);
-
-			if (rc != -EACCES || strcmp(last_error, storage_agent_refusal) != 0) {
-				fail_msg("%s cwd %s path %s: %d %s", all_tools[t]->name,
-					 agent_spellings[i][0], agent_spellings[i][1], rc,
-					 last_error);
-			}
-			assert_int_equal(result[0], '\0');
-		}
-	}
-	test_cwd = "/lfs";
+	refused_by_every_tool(agent_spellings,
+			      sizeof(agent_spellings) / sizeof(agent_spellings[0]),
+			      storage_agent_refusal);
 	assert_int_equal(get_file("/lfs/.agent/conversations/conv1.bin", buf, sizeof(buf)), 17);
 	assert_memory_equal(buf, "AGCV conversation", 17);
 	assert_false(path_exists("/lfs/.agent/conversations/" STORAGE_WRITE_STAGE_NAME));

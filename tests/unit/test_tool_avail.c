@@ -305,19 +305,6 @@ static void test_own_check_after_the_capability(void **state)
 
 /* ---- never offered, never activated --------------------------------------------------------- */
 
-static bool offered(const struct tool_session *s, const struct tool_def *def)
-{
-	const struct tool_def *list[TOOL_ADVERTISED_MAX];
-	size_t n = tool_session_advertised(s, list, TOOL_ADVERTISED_MAX);
-
-	for (size_t i = 0; i < n; i++) {
-		if (list[i] == def) {
-			return true;
-		}
-	}
-	return false;
-}
-
 /* Run tool_search with @p query in @p s; the result in result[]. */
 static void search(struct tool_session *s, const char *query)
 {
@@ -353,8 +340,8 @@ static void test_unavailable_tools_are_never_offered(void **state)
 	assert_null(strstr(result, "sensors_read"));
 	/* Selected before the board lost them: no longer offered. */
 	tool_session_select(&s, selected, 2);
-	assert_false(offered(&s, &tool_gpio_list));
-	assert_false(offered(&s, &tool_network_status));
+	assert_false(tool_session_is_advertised(&s, &tool_gpio_list));
+	assert_false(tool_session_is_advertised(&s, &tool_network_status));
 	assert_false(tool_session_offerable(&s, &tool_gpio_list));
 
 	/* The same search on a board that has them activates them. */
@@ -363,8 +350,8 @@ static void test_unavailable_tools_are_never_offered(void **state)
 	search(&s, query);
 	assert_non_null(strstr(result, "\"activated\":[{"));
 	tool_session_select(&s, selected, 2);
-	assert_true(offered(&s, &tool_gpio_list));
-	assert_true(offered(&s, &tool_network_status));
+	assert_true(tool_session_is_advertised(&s, &tool_gpio_list));
+	assert_true(tool_session_is_advertised(&s, &tool_network_status));
 }
 
 int main(void)

@@ -238,9 +238,10 @@ def test_bounds_without_a_buffer_are_explained() -> None:
 
 
 def _uses(name: str) -> bool:
-    """Whether CONFIG_<name> occurs in the firmware's or the simulator's sources and
-    configuration, or <name> guards other Kconfig entries (`if`, `depends on`)."""
-    suffixes = {".c", ".h", ".cmake", ".txt", ".conf", ".overlay"}
+    """Whether CONFIG_<name> is read by the firmware's or the simulator's code (C sources and
+    headers, CMake files) or <name> guards other Kconfig entries (`if`, `depends on`). A
+    value set in a .conf file is not a use: something must read it."""
+    suffixes = {".c", ".h", ".cmake", ".txt"}
     sources = [p for p in APP_DIR.rglob("*") if p.suffix in suffixes and p.is_file()]
     pattern = re.compile(rf"\bCONFIG_{name}\b")
     if any(pattern.search(p.read_text(encoding="utf-8", errors="replace")) for p in sources):

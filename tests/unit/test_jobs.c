@@ -242,11 +242,24 @@ static void test_waiting_for_memory_uses_real_pools(void **state)
 	agent_pool_free(scratch_pool, held);
 }
 
+/* Take all of the simulated heap but @p left bytes (a multiple of its unit). */
+static void *heap_leave(size_t left)
+{
+	void *taken;
+
+	assert_int_equal(left % POSIX_HEAP_UNIT_BYTES, 0);
+	taken = posix_heap_alloc(AGENT_MEM_INTERNAL, POSIX_HEAP_INTERNAL_BYTES - left);
+	assert_non_null(taken);
+	return taken;
+}
+
 /*
- * The background reserve: a job waits (reserve_short) when the internal heap and pools less
- * its claims and task overhead would fall below it. A job without a stack (no task overhead)
- * claiming 2 scratch blocks: with the heap at exactly the bound it is ready, one heap unit
- * (the simulated heap's granularity) below it waits.
+ * The background reserve is heap kept free: a job waits (reserve_short) when the internal
+ * heap has less than CONFIG_AGENT_JOBS_RESERVE_INTERNAL_BYTES free, whatever the pools hold.
+ * Its claims are checked against the pools alone. With the heap at exactly the reserve and
+ * exactly the claimed blocks free it is ready; one heap unit less (16 B, the simulated heap's
+ * granularity: reserve - 1 B is not a state that heap can be in) and it waits, although the
+ * free pool block would have covered the difference (the check added pools to the heap).
  */
 static void test_background_reserve_at_the_bound(void **state)
 {
@@ -257,56 +270,65 @@ static void test_background_reserve_at_the_bound(void **state)
 		.claims = claims,
 		.claim_count = 1,
 	};
-	const size_t pools_left = SCRATCH_BLOCK_BYTES * (SCRATCH_BLOCKS - 2);
-	const size_t heap_needed = CONFIG_AGENT_JOBS_RESERVE_INTERNAL_BYTES - pools_left;
+	const size_t reserve = CONFIG_AGENT_JOBS_RESERVE_INTERNAL_BYTES;
 	struct agent_job_admission why;
 	void *taken;
-	void *one_more;
 
 	(void)state;
-	assert_int_equal(heap_needed % POSIX_HEAP_UNIT_BYTES, 0);
+	assert_true(reserve >= POSIX_HEAP_UNIT_BYTES);
 	assert_int_equal(agent_job_register(&probe), 0);
-	taken = posix_heap_alloc(AGENT_MEM_INTERNAL, POSIX_HEAP_INTERNAL_BYTES - heap_needed);
-	assert_non_null(taken);
+	taken = heap_leave(reserve);
 	assert_int_equal(agent_job_check("probe", &why), 0);
 	assert_int_equal(why.disposition, AGENT_JOB_READY);
-	one_more = posix_heap_alloc(AGENT_MEM_INTERNAL, POSIX_HEAP_UNIT_BYTES);
-	assert_non_null(one_more);
+	assert_string_equal(why.reason, "admissible");
+	assert_int_equal(agent_job_begin("probe", "shell", &why), 0);
+	agent_job_end("probe", 0);
+	assert_int_equal(posix_heap_free(taken), 0);
+
+	taken = heap_leave(reserve - POSIX_HEAP_UNIT_BYTES);
 	assert_int_equal(agent_job_check("probe", &why), 0);
 	assert_int_equal(why.disposition, AGENT_JOB_WAITING_FOR_MEMORY);
 	assert_string_equal(why.reason, "reserve_short");
 	assert_string_equal(why.detail, "internal");
 	assert_int_equal(agent_job_begin("probe", "shell", &why), -ENOMEM);
-	assert_int_equal(posix_heap_free(one_more), 0);
-	assert_int_equal(agent_job_begin("probe", "shell", &why), 0);
-	agent_job_end("probe", 0);
+	assert_int_equal(posix_heap_free(taken), 0);
+
+	/* An empty heap: the job waits with every pool block free. */
+	taken = heap_leave(0);
+	assert_int_equal(agent_job_check("probe", &why), 0);
+	assert_string_equal(why.reason, "reserve_short");
 	assert_int_equal(posix_heap_free(taken), 0);
 }
 
-/* The task overhead counts for a job with a stack, against the same reserve. */
-static void test_task_overhead_counts_for_a_stack(void **state)
+/*
+ * The task overhead (a thread's record in its static slot) is not taken from the heap or the
+ * pools: a job with a worker stack is ready with the heap at exactly the reserve and no pool
+ * block free, and waits one heap unit below it, as a job without one.
+ */
+static void test_task_overhead_is_not_taken_from_heap_or_pools(void **state)
 {
-	const size_t overhead = agent_thread_overhead_bytes();
-	const size_t pools_left = SCRATCH_BLOCK_BYTES * SCRATCH_BLOCKS;
-	size_t heap_needed = CONFIG_AGENT_JOBS_RESERVE_INTERNAL_BYTES + overhead - pools_left;
+	const size_t reserve = CONFIG_AGENT_JOBS_RESERVE_INTERNAL_BYTES;
+	void *held[SCRATCH_BLOCKS];
 	struct agent_job_admission why;
 	void *taken;
 
 	(void)state;
-	/* Round up to the heap's unit: the agent is ready with this much heap and waits with one
-	 * unit less, which is less than the overhead. */
-	heap_needed = (heap_needed + POSIX_HEAP_UNIT_BYTES - 1u) / POSIX_HEAP_UNIT_BYTES *
-		      POSIX_HEAP_UNIT_BYTES;
-	assert_true(overhead > 0u);
-	taken = posix_heap_alloc(AGENT_MEM_INTERNAL, POSIX_HEAP_INTERNAL_BYTES - heap_needed);
+	assert_true(agent_thread_overhead_bytes() > 0u);
+	for (size_t i = 0; i < SCRATCH_BLOCKS; i++) {
+		held[i] = agent_pool_alloc(scratch_pool);
+		assert_non_null(held[i]);
+	}
+	taken = heap_leave(reserve);
 	assert_int_equal(agent_job_check("agent", &why), 0);
 	assert_int_equal(why.disposition, AGENT_JOB_READY);
 	assert_int_equal(posix_heap_free(taken), 0);
-	taken = posix_heap_alloc(AGENT_MEM_INTERNAL,
-				 POSIX_HEAP_INTERNAL_BYTES - heap_needed + POSIX_HEAP_UNIT_BYTES);
+	taken = heap_leave(reserve - POSIX_HEAP_UNIT_BYTES);
 	assert_int_equal(agent_job_check("agent", &why), 0);
 	assert_string_equal(why.reason, "reserve_short");
 	assert_int_equal(posix_heap_free(taken), 0);
+	for (size_t i = 0; i < SCRATCH_BLOCKS; i++) {
+		agent_pool_free(scratch_pool, held[i]);
+	}
 }
 
 static void test_thread_slots(void **state)
@@ -502,7 +524,7 @@ int main(void)
 		cmocka_unit_test_setup(test_begin_end_generation_owner_claims, setup),
 		cmocka_unit_test_setup(test_waiting_for_memory_uses_real_pools, setup),
 		cmocka_unit_test_setup(test_background_reserve_at_the_bound, setup),
-		cmocka_unit_test_setup(test_task_overhead_counts_for_a_stack, setup),
+		cmocka_unit_test_setup(test_task_overhead_is_not_taken_from_heap_or_pools, setup),
 		cmocka_unit_test_setup(test_thread_slots, setup),
 		cmocka_unit_test_setup(test_stack_too_large_and_registration, setup),
 		cmocka_unit_test_setup(test_jobs_list_tool, setup),

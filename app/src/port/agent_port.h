@@ -196,7 +196,7 @@ int agent_heap_free(enum agent_mem_class mem_class, size_t *free_bytes);
 
 /**
  * Internal RAM a thread of the port occupies besides its stack (its control block and the
- * port's record of it): the task overhead of the admission check (docs/jobs.md).
+ * port's record of it, in a static slot): the task overhead jobs_list reports (docs/jobs.md).
  */
 size_t agent_thread_overhead_bytes(void);
 

@@ -189,8 +189,6 @@ static void admission(const struct job *job, const struct pool_view *view,
 		      struct agent_job_admission *out)
 {
 	const struct agent_job_def *def = job->def;
-	size_t need[AGENT_MEM_CLASS_COUNT] = {0};
-	size_t have[AGENT_MEM_CLASS_COUNT] = {0};
 	unsigned int slots_used = 0;
 
 	if (job->state == AGENT_JOB_RUNNING) {
@@ -237,25 +235,22 @@ static void admission(const struct job *job, const struct pool_view *view,
 			decide(out, AGENT_JOB_WAITING_FOR_MEMORY, "pool_short", claim->pool);
 			return;
 		}
-		need[stats->mem_class] += (size_t)blocks * stats->block_bytes;
 	}
-	for (size_t i = 0; i < view->count; i++) {
-		have[view->stats[i].mem_class] += view->stats[i].free_bytes;
-	}
-	if (def->stack_bytes > 0u) {
-		need[AGENT_MEM_INTERNAL] += agent_thread_overhead_bytes();
-	}
+	/*
+	 * The heap of each class keeps its background reserve free. A job takes nothing from
+	 * it: its claims are pool blocks (checked above, against the pools), its stack and its
+	 * thread's record a static slot (checked above, no_thread_slot). So the heap's free bytes
+	 * alone are compared with the reserve; the pools' free blocks are not heap and count
+	 * for nothing here.
+	 */
 	for (size_t c = 0; c < AGENT_MEM_CLASS_COUNT; c++) {
 		size_t reserve = agent_jobs_reserve_bytes((enum agent_mem_class)c);
 		size_t heap_free;
 
-		if (need[c] == 0u && reserve == 0u) {
+		if (reserve == 0u || agent_heap_free((enum agent_mem_class)c, &heap_free) != 0) {
 			continue;
 		}
-		if (agent_heap_free((enum agent_mem_class)c, &heap_free) == 0) {
-			have[c] += heap_free;
-		}
-		if (have[c] < need[c] || have[c] - need[c] < reserve) {
+		if (heap_free < reserve) {
 			decide(out, AGENT_JOB_WAITING_FOR_MEMORY, "reserve_short",
 			       agent_jobs_mem_class_name((enum agent_mem_class)c));
 			return;

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pytest
 from agent_host.testing.sim_device import SimDevice
-from agent_host.testserver import Script, TestServer, text_reply
+from agent_host.testserver import Reply, Script, TestServer, Turn, text_reply
 from agent_host.testserver.dialogue import tool_call_reply
 from test_ask import ask, configure
 from tool_checks import last_result
@@ -159,6 +159,25 @@ def test_status_memory_after_streamed_requests(sims) -> None:
             assert (block["heap"] is None) == (two.heaps[c] is None)
             if block["heap"] is not None:
                 assert block["heap"]["total_bytes"] == two.heaps[c].total
+
+
+def test_each_http_request_is_counted(sims) -> None:
+    """An empty turn is asked once more: one `agent ask`, one turn, two HTTP requests, and
+    the count says 2 (test_ask.py test_empty_stateless_turn_is_retried_once)."""
+    empty = Reply.sse([
+        (b'data: {"id":"c1","choices":[{"index":0,"delta":{"role":"assistant"},'
+         b'"finish_reason":null}]}\n\n'),
+        b'data: {"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n',
+        b"data: [DONE]\n\n",
+    ], api="chat")
+    with TestServer(Script([Turn(empty), Turn(text_reply("chat", "counted"))])) as srv:
+        dut = sims.start()
+        configure(dut, srv.url("/v1/chat/completions"))
+        assert ask(dut, "count")[0] == "counted"
+        assert len(srv.requests) == 2
+        mem = memory(dut)
+        assert mem.requests == 2
+        check_after_request(mem, 2)
 
 
 @pytest.mark.sim_only("the simulator's heap: each open connection holds "

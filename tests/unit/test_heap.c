@@ -145,13 +145,6 @@ static void test_whole_heap_at_the_bound(void **state)
 	assert_int_equal(posix_heap_free(all), 0);
 }
 
-static void test_thread_overhead_is_the_ports_record(void **state)
-{
-	(void)state;
-	/* Not a constant of the agent: the port's per-thread record, at least a few words. */
-	assert_true(agent_thread_overhead_bytes() >= 4 * sizeof(void *));
-}
-
 /* ---- A connection holds heap while open ----------------------------------------------- */
 
 static int listen_local(uint16_t *port)
@@ -231,6 +224,9 @@ static void test_figures_are_heap_plus_pools(void **state)
 	posix_heap_free(heap_block);
 }
 
+/* A block someone holds of the heap while a response streams in (any size will do). */
+#define HELD (3u * 1024u)
+
 static void test_request_samples(void **state)
 {
 	struct agent_mem_requests req;
@@ -245,41 +241,97 @@ static void test_request_samples(void **state)
 	assert_false(req.streamed);
 	assert_false(req.last_known);
 
-	/* As the provider does: begin, take its buffers, stream, complete, give them back. */
+	/* As the provider does: begin, take its buffers, send, stream, complete, give back. */
 	agent_mem_request_begin();
 	held[0] = agent_pool_alloc(psram);
 	held[1] = agent_pool_alloc(psram);
-	conn = posix_heap_alloc(AGENT_MEM_INTERNAL, POSIX_NET_TCP_HEAP_BYTES);
-	agent_mem_stream_sample();
+	agent_mem_http_request();
+	conn = posix_heap_alloc(AGENT_MEM_INTERNAL, HELD);
+	assert_true(agent_mem_stream_chunk(1000)); /* a response's first chunk is sampled */
 	agent_mem_requests_get(&req);
 	assert_true(req.last_known);
 	assert_false(req.last_completed);
 	assert_int_equal(req.psram_before, 2 * 128);
-	assert_int_equal(req.internal_lowest_streaming, TOTAL - POSIX_NET_TCP_HEAP_BYTES);
+	assert_int_equal(req.internal_lowest_streaming, TOTAL - HELD);
 	posix_heap_free(conn);
-	agent_mem_stream_sample(); /* more free now: the lowest stays */
+	assert_true(agent_mem_stream_chunk(2000)); /* more free now: the lowest stays */
 	agent_mem_request_end();
 	agent_pool_free(psram, held[0]);
 	agent_pool_free(psram, held[1]);
 	agent_mem_requests_get(&req);
 	assert_int_equal(req.requests, 1);
 	assert_true(req.streamed);
-	assert_int_equal(req.internal_lowest_streaming, TOTAL - POSIX_NET_TCP_HEAP_BYTES);
+	assert_int_equal(req.internal_lowest_streaming, TOTAL - HELD);
 	assert_true(req.last_completed);
 	assert_int_equal(req.psram_before, 2 * 128);
 	assert_int_equal(req.psram_at_completion, 0);
 
-	/* The next request: counted, its own PSRAM figures, a lower sample lowers the mark. */
+	/* The next request: counted, its own PSRAM figures; its first chunk is sampled 1 ms
+	 * after the last sample, and being lower it lowers the mark. */
 	agent_mem_request_begin();
-	conn = posix_heap_alloc(AGENT_MEM_INTERNAL, 2 * POSIX_NET_TCP_HEAP_BYTES);
-	agent_mem_stream_sample();
+	agent_mem_http_request();
+	conn = posix_heap_alloc(AGENT_MEM_INTERNAL, 2 * HELD);
+	assert_true(agent_mem_stream_chunk(2001));
 	posix_heap_free(conn);
 	agent_mem_request_end();
 	agent_mem_requests_get(&req);
 	assert_int_equal(req.requests, 2);
-	assert_int_equal(req.internal_lowest_streaming, TOTAL - 2 * POSIX_NET_TCP_HEAP_BYTES);
+	assert_int_equal(req.internal_lowest_streaming, TOTAL - 2 * HELD);
 	assert_int_equal(req.psram_before, 2 * 128);
 	assert_int_equal(req.psram_at_completion, 2 * 128);
+}
+
+/*
+ * The count is of HTTP requests: a turn that sends its request twice (the empty-turn retry)
+ * counts two; the PSRAM figures stay those of the turn.
+ */
+static void test_each_http_request_counts(void **state)
+{
+	struct agent_mem_requests req;
+
+	(void)state;
+	agent_mem_request_begin();
+	agent_mem_http_request();
+	agent_mem_http_request();
+	agent_mem_request_end();
+	agent_mem_requests_get(&req);
+	assert_int_equal(req.requests, 2);
+	assert_true(req.last_completed);
+}
+
+/*
+ * While a response streams in, a sample (a heap walk) is taken at its first chunk and then
+ * once AGENT_MEM_SAMPLE_INTERVAL_MS have passed since the last one: one ms earlier, a lower
+ * figure is not seen; at the interval it is. Every response's first chunk is sampled.
+ */
+static void test_stream_samples_are_rate_limited(void **state)
+{
+	struct agent_mem_requests req;
+	const int64_t t0 = 5000;
+	void *block;
+
+	(void)state;
+	agent_mem_http_request();
+	assert_true(agent_mem_stream_chunk(t0));
+	block = posix_heap_alloc(AGENT_MEM_INTERNAL, HELD);
+	assert_false(agent_mem_stream_chunk(t0 + 1));
+	assert_false(agent_mem_stream_chunk(t0 + AGENT_MEM_SAMPLE_INTERVAL_MS - 1));
+	agent_mem_requests_get(&req);
+	assert_int_equal(req.internal_lowest_streaming, TOTAL);
+	assert_true(agent_mem_stream_chunk(t0 + AGENT_MEM_SAMPLE_INTERVAL_MS));
+	agent_mem_requests_get(&req);
+	assert_int_equal(req.internal_lowest_streaming, TOTAL - HELD);
+	assert_false(agent_mem_stream_chunk(t0 + AGENT_MEM_SAMPLE_INTERVAL_MS + 1));
+	posix_heap_free(block);
+
+	/* A new request's first chunk, 2 ms after the last sample, is taken. */
+	agent_mem_http_request();
+	block = posix_heap_alloc(AGENT_MEM_INTERNAL, 2 * HELD);
+	assert_true(agent_mem_stream_chunk(t0 + AGENT_MEM_SAMPLE_INTERVAL_MS + 2));
+	agent_mem_requests_get(&req);
+	assert_int_equal(req.internal_lowest_streaming, TOTAL - 2 * HELD);
+	assert_false(agent_mem_stream_chunk(t0 + AGENT_MEM_SAMPLE_INTERVAL_MS + 3));
+	posix_heap_free(block);
 }
 
 int main(void)
@@ -290,10 +342,11 @@ int main(void)
 		cmocka_unit_test_setup(test_alloc_free_and_high_water, setup),
 		cmocka_unit_test_setup(test_largest_block_under_fragmentation, setup),
 		cmocka_unit_test_setup(test_whole_heap_at_the_bound, setup),
-		cmocka_unit_test_setup(test_thread_overhead_is_the_ports_record, setup),
 		cmocka_unit_test_setup(test_connection_holds_heap_while_open, setup),
 		cmocka_unit_test_setup(test_figures_are_heap_plus_pools, setup),
 		cmocka_unit_test_setup(test_request_samples, setup),
+		cmocka_unit_test_setup(test_each_http_request_counts, setup),
+		cmocka_unit_test_setup(test_stream_samples_are_rate_limited, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -500,7 +500,8 @@ static void test_system_status(void **state)
 	for (size_t i = 0; i < STREAM_BLOCKS; i++) {
 		blocks[i] = agent_pool_alloc(stream_pool);
 	}
-	agent_mem_stream_sample();
+	agent_mem_http_request();
+	assert_true(agent_mem_stream_chunk(agent_uptime_ms()));
 	agent_mem_request_end();
 	for (size_t i = 0; i < STREAM_BLOCKS; i++) {
 		agent_pool_free(stream_pool, blocks[i]);

@@ -503,7 +503,9 @@ static int http_on_body(void *user_data, const char *data, size_t len)
 	if (body_is_stream(t)) {
 		int ret;
 
-		agent_mem_stream_sample(); /* agent status: lowest internal free while streaming */
+		/* agent status: lowest internal free while streaming (rate-limited: a reading
+		 * walks the heap) */
+		(void)agent_mem_stream_chunk(agent_uptime_ms());
 		ret = sse_feed(&t->sse, data, len);
 
 		return ret != 0 ? ret : t->stop;
@@ -725,6 +727,7 @@ static int run_turn(const struct provider_request *req, const struct http_url *u
 	int ret;
 
 	turn_init(t, req, blocks);
+	agent_mem_http_request(); /* agent status counts every HTTP request, each attempt */
 	ret = http_post(&hreq, &http_cb, t);
 	if (t->failed) {
 		return -EIO;
@@ -786,7 +789,7 @@ int provider_run(const struct provider_request *req)
 		req->emit(req->user_data, &ev);
 		return ret;
 	}
-	agent_mem_request_begin(); /* counts it; PSRAM free before its buffers are taken */
+	agent_mem_request_begin(); /* PSRAM free before its buffers are taken */
 	body = agent_pool_alloc(body_pool);
 	for (size_t i = 0; i < STREAM_BLOCKS; i++) {
 		blocks[i] = agent_pool_alloc(stream_pool);

@@ -101,23 +101,39 @@ static atomic_bool mem_last_completed;
 static atomic_size_t mem_psram_before;
 static atomic_size_t mem_psram_at_completion;
 
+/* The sampling schedule: only the request worker touches these, one request at a time. */
+static bool mem_sample_due;
+static int64_t mem_sample_last_ms;
+
 void agent_mem_request_begin(void)
 {
 	atomic_store(&mem_last_completed, false);
 	atomic_store(&mem_psram_before, agent_mem_free(AGENT_MEM_PSRAM));
 	atomic_store(&mem_last_known, true);
-	atomic_fetch_add(&mem_requests, 1u);
 }
 
-void agent_mem_stream_sample(void)
+void agent_mem_http_request(void)
 {
-	size_t now = agent_mem_free(AGENT_MEM_INTERNAL);
+	atomic_fetch_add(&mem_requests, 1u);
+	mem_sample_due = true;
+}
 
+bool agent_mem_stream_chunk(int64_t now_ms)
+{
+	size_t now;
+
+	if (!mem_sample_due && now_ms - mem_sample_last_ms < AGENT_MEM_SAMPLE_INTERVAL_MS) {
+		return false;
+	}
+	mem_sample_due = false;
+	mem_sample_last_ms = now_ms;
+	now = agent_mem_free(AGENT_MEM_INTERNAL);
 	/* Only the request worker writes, one request at a time: no lost update. */
 	if (!atomic_load(&mem_streamed) || now < atomic_load(&mem_internal_lowest)) {
 		atomic_store(&mem_internal_lowest, now);
 		atomic_store(&mem_streamed, true);
 	}
+	return true;
 }
 
 void agent_mem_request_end(void)
@@ -146,4 +162,6 @@ void agent_mem_reset(void)
 	atomic_store(&mem_last_completed, false);
 	atomic_store(&mem_psram_before, 0u);
 	atomic_store(&mem_psram_at_completion, 0u);
+	mem_sample_due = false;
+	mem_sample_last_ms = 0;
 }

@@ -7,9 +7,12 @@
  * free blocks of the agent's pools of that class; the largest free block is the larger of the
  * heap's largest free block and the largest free pool block.
  *
- * The provider samples around each HTTP request: PSRAM free before it takes its buffers and
- * at completion (while it still holds them), internal free for every received chunk (the
- * lowest since start-up is kept), and counts the requests.
+ * The provider samples around each request (provider_run(), one turn): PSRAM free before it
+ * takes its buffers and at completion (while it still holds them); counts every HTTP request
+ * it sends (an empty turn asked again is two); and samples internal free memory while a
+ * response streams in: at its first received chunk and then at most once every
+ * AGENT_MEM_SAMPLE_INTERVAL_MS (the lowest since start-up is kept). A reading walks the
+ * heap under its lock (Zephyr: interrupts off), so it is not taken for every chunk.
  */
 #ifndef AGENT_MEM_H
 #define AGENT_MEM_H
@@ -31,9 +34,10 @@ struct agent_mem_figures {
 };
 
 struct agent_mem_requests {
-	uint32_t requests; /* HTTP requests to the provider since start-up */
-	/* The lowest internal free memory sampled while a response streamed in (one sample per
-	 * received chunk), since start-up; valid when streamed. */
+	uint32_t requests; /* HTTP requests sent to the provider since start-up */
+	/* The lowest internal free memory sampled while a response streamed in (the first
+	 * chunk of each response, then at most one sample per AGENT_MEM_SAMPLE_INTERVAL_MS),
+	 * since start-up; valid when streamed. */
 	bool streamed;
 	size_t internal_lowest_streaming;
 	/* The last request: PSRAM free before it took its buffers, and at its completion (its
@@ -47,6 +51,9 @@ struct agent_mem_requests {
 /* Pools one reading looks at; more are left out (the ports have 16 slots). */
 #define AGENT_MEM_POOLS_MAX 16
 
+/* While a response streams in, at most one internal memory sample per this many ms. */
+#define AGENT_MEM_SAMPLE_INTERVAL_MS 50
+
 /** Every figure of every class, now (walks the heaps for their largest blocks). */
 void agent_mem_read(struct agent_mem_figures out[AGENT_MEM_CLASS_COUNT]);
 
@@ -54,13 +61,19 @@ void agent_mem_read(struct agent_mem_figures out[AGENT_MEM_CLASS_COUNT]);
 void agent_mem_figures_from_pools(struct agent_mem_figures out[AGENT_MEM_CLASS_COUNT],
 				  const struct agent_pool_stats *pools, size_t count);
 
-/** The free memory of @p mem_class only: cheap enough for every received chunk. */
+/** The free memory of @p mem_class only (on Zephyr still a walk of the heap). */
 size_t agent_mem_free(enum agent_mem_class mem_class);
 
-/** An HTTP request to the provider starts: counts it, samples PSRAM before. */
+/** A request to the provider starts, before it takes its buffers: samples PSRAM. */
 void agent_mem_request_begin(void);
-/** A chunk of the response came in: samples internal free memory. */
-void agent_mem_stream_sample(void);
+/** An HTTP request is about to be sent: counts it; its first received chunk is sampled. */
+void agent_mem_http_request(void);
+/**
+ * A chunk of the response came in at @p now_ms (agent_uptime_ms()): samples internal free
+ * memory when it is the response's first, or AGENT_MEM_SAMPLE_INTERVAL_MS have passed since
+ * the last sample. Returns whether it sampled.
+ */
+bool agent_mem_stream_chunk(int64_t now_ms);
 /** The request completed (or failed), its buffers still held: samples PSRAM. */
 void agent_mem_request_end(void);
 

@@ -9,8 +9,9 @@
  * chunk layout of lib/heap/heap.h (the same walk as its get_alloc_info()): allocated bytes
  * are the used chunks, free bytes the free ones, the largest free block the largest free
  * chunk less its header. The high-water mark is the most this port's walks have seen
- * allocated (the agent walks once per received chunk of a stream). docs/zephyr-port.md,
- * "Heaps".
+ * allocated. The walk holds the heap's lock (interrupts off) for every chunk of the heap, so
+ * the agent's stream samples are rate-limited (agent_mem.h, AGENT_MEM_SAMPLE_INTERVAL_MS).
+ * docs/zephyr-port.md, "Heaps".
  */
 #include <errno.h>
 

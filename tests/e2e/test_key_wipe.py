@@ -10,23 +10,31 @@ process's memory needs root or ptrace rights over it, as the tests have.
 
 from __future__ import annotations
 
+import hashlib
 import re
+import subprocess
+import sys
 
 import pytest
 from agent_host.testing.sim_device import PROMPT, SimDevice
 from agent_host.testserver import Script, TestServer, text_reply
 from test_ask import ask
 
-# Random-looking, so that no 8-byte piece of it turns up in memory by chance.
-KEY = b"sk-WIPE-3fa91c0de7b24a6f9d18e5c07ab3346e21f0c9d8b7e6a5f4"
+# Random-looking, so that no 8-byte piece of it turns up in memory by chance, and long, as
+# provider keys often are (164 bytes): it spans many of the console's input chunks (16 bytes
+# on the firmware) and so every place a chunk passes.
+KEY = b"sk-proj-WIPE-" + b"".join(
+    hashlib.sha256(b"test_key_wipe %d" % i).hexdigest().encode() for i in range(3))[:151]
 # A value that stays in RAM (the live configuration): proves that the search sees it.
 MODEL = "m-PROBE-8d2c41f07e9b3a65"
 KEY_PROMPT = b"API key (hidden; Enter saves, Esc cancels): "
-PIECE = 8  # a copy of 15 bytes or more of the key holds one whole aligned piece
+PIECE = 8  # any copy of 8 bytes or more of the key holds one of its pieces
 
 
 def pieces(secret: bytes) -> list[bytes]:
-    return [secret[i:i + PIECE] for i in range(0, len(secret) - PIECE + 1, PIECE)]
+    """Every @PIECE-byte substring of @secret, at every offset: a copy of any part of it that
+    long is found, however it lies against the start of the key."""
+    return sorted({secret[i:i + PIECE] for i in range(len(secret) - PIECE + 1)})
 
 
 CHUNK = 16 << 20
@@ -60,6 +68,31 @@ def writable_memory_hits(pid: int, needles: list[bytes]) -> list[str]:
                     hits.append(f"{where:#x} in {name}: {match.group()!r}")
                 tail = data[-overlap:]
     return hits
+
+
+# A process holding @length bytes read from stdin until stdin closes.
+HOLDER = ("import sys; held = bytearray(sys.stdin.buffer.read(int(sys.argv[1])));"
+          " print('held', flush=True); sys.stdin.buffer.read()")
+
+
+@pytest.mark.parametrize("start, length, found", [
+    (1, PIECE - 1, False),  # shorter than a piece: not the key's as far as the search goes
+    (1, PIECE, True),       # one piece, off any alignment to the key's start
+    (1, 2 * PIECE - 2, True),  # 14 bytes: holds no piece aligned to the key's start
+    (len(KEY) - PIECE, PIECE, True),  # the key's last bytes
+])
+def test_the_search_finds_any_piece_of_the_key(start: int, length: int, found: bool) -> None:
+    """The search itself, on a process that holds only KEY[start:start + length]."""
+    held = KEY[start:start + length]
+    with subprocess.Popen([sys.executable, "-c", HOLDER, str(length)], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(held)
+        proc.stdin.flush()
+        assert proc.stdout.readline() == b"held\n"
+        hits = writable_memory_hits(proc.pid, pieces(KEY))
+        proc.stdin.close()
+    assert bool(hits) == found, hits
 
 
 def enter_key(dut: SimDevice, key: bytes) -> None:

@@ -42,15 +42,6 @@ static int field_cstr(const struct field *f, struct refusal *r, const char **out
 	return 0;
 }
 
-static void wipe_value(void)
-{
-	volatile char *p = value_buf;
-
-	for (size_t i = 0; i < sizeof(value_buf); i++) {
-		p[i] = 0;
-	}
-}
-
 /* ---- config (0) --------------------------------------------------------------------------- */
 
 static const char *key_state(const struct agent_config *cfg)
@@ -163,7 +154,7 @@ int agent_mgmt_config_write(zcbor_state_t *zsd, zcbor_state_t *zse, struct refus
 		}
 		err = is_key ? agent_config_key_set(cfg, value, &why)
 			     : agent_config_set(cfg, name, value, &why);
-		wipe_value();
+		agent_wipe(value_buf, sizeof(value_buf));
 		if (err == -ENOENT) {
 			return agent_mgmt_refuse(r, AGENT_MGMT_RC_EUNKNOWN, "unknown setting '%s'",
 						 name);

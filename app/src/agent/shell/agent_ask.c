@@ -213,7 +213,7 @@ static void worker(void *user_data)
 	if (err != 0) {
 		agent_error(ask.console, "the request cannot start now: %s%s%s", why.reason,
 			    why.detail[0] != '\0' ? " " : "", why.detail);
-		agent_session_wipe(ask.prompt, sizeof(ask.prompt));
+		agent_wipe(ask.prompt, sizeof(ask.prompt));
 		ask.running = false;
 		ask.busy = false;
 		agent_console_set_bypass(ask.console, NULL, NULL);
@@ -231,8 +231,8 @@ static void worker(void *user_data)
 	};
 	err = agent_request_run(&req);
 	agent_job_end("agent", err);
-	agent_session_wipe(ask.key, sizeof(ask.key));
-	agent_session_wipe(ask.prompt, sizeof(ask.prompt));
+	agent_wipe(ask.key, sizeof(ask.key));
+	agent_wipe(ask.prompt, sizeof(ask.prompt));
 	end_line();
 	if (ask.usage_seen && ask.usage.reasoning_tokens > 0) {
 		/* Output includes the reasoning (the provider folds it in: input + output = total). */
@@ -394,7 +394,7 @@ int agent_cmd_ask_exec(struct agent_console *console, int argc, char **argv)
 		agent_console_set_bypass(console, NULL, NULL);
 		ask.busy = false;
 		ask.running = false;
-		agent_session_wipe(ask.prompt, sizeof(ask.prompt));
+		agent_wipe(ask.prompt, sizeof(ask.prompt));
 		agent_error(console, "cannot start the request worker (error %d)", err);
 		return err;
 	}

@@ -313,7 +313,7 @@ static void worker(void *user_data)
 	/* The status bar shows this turn's counts from now on, never an earlier turn's. */
 	screen_set_usage(0, 0, 0);
 	err = agent_request_run(&req);
-	memset(agent_chat.key, 0, sizeof(agent_chat.key));
+	agent_wipe(agent_chat.key, sizeof(agent_chat.key));
 	screen_end_line();
 	if (err == 0) {
 		/* Only completed turns are stored (spec). */

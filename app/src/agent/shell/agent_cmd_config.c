@@ -67,7 +67,7 @@ static void secret_finish(struct agent_console *console, bool save)
 			agent_error(console, "%s; key unchanged", why);
 		}
 	}
-	agent_session_wipe(&secret, sizeof(secret));
+	agent_wipe(&secret, sizeof(secret));
 }
 
 /* One key at the hidden prompt. Returns true when it ended the prompt. */
@@ -105,14 +105,15 @@ static bool secret_key(struct agent_console *console, const struct agent_key *ke
 	return false;
 }
 
-static size_t secret_input(struct agent_console *console, const uint8_t *data, size_t len,
-			   void *user_data)
+/*
+ * The keys of @p data, each decoded into @p keys (the caller's, so that it can wipe them:
+ * they are characters of the key). Returns the bytes taken and sets @p ended when the prompt
+ * ended.
+ */
+static size_t secret_keys(struct agent_console *console, const uint8_t *data, size_t len,
+			  int64_t now, struct agent_key keys[2], bool *ended)
 {
-	struct agent_key keys[2];
-	int64_t now = agent_uptime_ms();
-	int32_t wait;
-
-	(void)user_data;
+	*ended = true;
 	/* Called without input when an ESC may have stayed alone (agent_console_wake_after()). */
 	if (agent_key_expire(&secret.keys, now, &keys[0]) && secret_key(console, &keys[0])) {
 		return 0;
@@ -133,12 +134,28 @@ static size_t secret_input(struct agent_console *console, const uint8_t *data, s
 			       (data[i] == '\r' && i + 1 < len && data[i + 1] == '\n');
 		}
 	}
-	memset(keys, 0, sizeof(keys));
-	wait = agent_key_wait_ms(&secret.keys, now);
-	if (wait >= 0) {
-		agent_console_wake_after(console, (uint32_t)wait);
-	}
+	*ended = false;
 	return len;
+}
+
+static size_t secret_input(struct agent_console *console, const uint8_t *data, size_t len,
+			   void *user_data)
+{
+	struct agent_key keys[2];
+	int64_t now = agent_uptime_ms();
+	bool ended;
+	size_t taken = secret_keys(console, data, len, now, keys, &ended);
+
+	(void)user_data;
+	agent_wipe(keys, sizeof(keys));
+	if (!ended) {
+		int32_t wait = agent_key_wait_ms(&secret.keys, now);
+
+		if (wait >= 0) {
+			agent_console_wake_after(console, (uint32_t)wait);
+		}
+	}
+	return taken;
 }
 
 static int key_command(struct agent_console *console, int argc, char **argv)
@@ -148,7 +165,7 @@ static int key_command(struct agent_console *console, int argc, char **argv)
 	int err;
 
 	if (argc == 3) {
-		agent_session_wipe(&secret, sizeof(secret));
+		agent_wipe(&secret, sizeof(secret));
 		agent_puts(console, "API key (hidden; Enter saves, Esc cancels): ");
 		agent_console_set_bypass(console, secret_input, NULL);
 		return 0;

@@ -184,6 +184,13 @@ static void deliver(struct agent_console *console, uint8_t *data, size_t len)
 		shell_bypass_off(console);
 	}
 	k_mutex_unlock(&callback_lock);
+	/*
+	 * The chunk is state_collect()'s buffer on the shell thread's stack, the shell's for this
+	 * call only (it reads the next chunk into it, or returns): nothing reads it after this.
+	 * It may hold the hidden key prompt's input, the API key, so it is wiped (see
+	 * forget_taken_input() for the ring it came from).
+	 */
+	agent_wipe(data, len);
 }
 
 /*
@@ -262,7 +269,6 @@ static void shell_bypass_on(struct agent_console *console)
 #endif
 }
 
-/* Off: the shell takes input again (and clears its command buffer). */
 /*
  * What a bypass took stays in the serial shell's receive ring buffer until later input
  * overwrites it: the shell reads its input from there, and the hidden key prompt's input is
@@ -270,7 +276,11 @@ static void shell_bypass_on(struct agent_console *console)
  * (docs/configuration.md, "What happens to the key in RAM"). The free space is claimed with
  * the ring buffer's own calls, wiped and given back unchanged, so input typed ahead is kept;
  * interrupts are locked meanwhile, as the UART's interrupt (or, polling, the timer that reads
- * the UART) adds to the buffer. Other shell backends keep no such buffer here.
+ * the UART) adds to the buffer. Only these two serial backends are handled: the
+ * asynchronous one (CONFIG_SHELL_BACKEND_SERIAL_API_ASYNC) keeps received bytes in the
+ * uart_async_rx helper's buffers, where they stay until the UART fills that buffer again,
+ * and other backends (RTT, telnet, ...) have buffers of their own; the port does not reach
+ * those and does not wipe them (no image of this project uses them).
  */
 static void forget_taken_input(const struct shell *sh)
 {
@@ -296,6 +306,7 @@ static void forget_taken_input(const struct shell *sh)
 #endif
 }
 
+/* Off: the shell takes input again (and clears its command buffer). */
 static void shell_bypass_off(struct agent_console *console)
 {
 #if SHELL_BYPASS_HAS_USER_DATA

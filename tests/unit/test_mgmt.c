@@ -1122,6 +1122,16 @@ static void test_reason_is_cut_between_characters(void **state)
 	memcpy(text + 125, "\xc3\xa9", 3);
 	assert_int_equal(agent_mgmt_refuse(&r, AGENT_MGMT_RC_EINVAL, "%s", text), -EINVAL);
 	assert_string_equal(r.reason, text);
+	/* 127 and 128 ASCII bytes: the first 127 of them, whole characters all. */
+	memset(text, 'a', 128);
+	text[127] = '\0';
+	agent_mgmt_refuse(&r, AGENT_MGMT_RC_EINVAL, "%s", text);
+	assert_string_equal(r.reason, text);
+	text[127] = 'b';
+	text[128] = '\0';
+	agent_mgmt_refuse(&r, AGENT_MGMT_RC_EINVAL, "%s", text);
+	assert_int_equal(strlen(r.reason), 127);
+	assert_memory_equal(r.reason, text, 127);
 	/* 126 bytes + "é" = 128: one byte too long; "é" goes, not half of it. */
 	memset(text, 'a', 126);
 	memcpy(text + 126, "\xc3\xa9", 3);

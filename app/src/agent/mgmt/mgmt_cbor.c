@@ -16,36 +16,23 @@
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
-/* The first @p len bytes of @p text, less a last character they cut short. */
-static size_t whole_chars(const char *text, size_t len)
-{
-	const uint8_t *p = (const uint8_t *)text;
-	size_t start = len;
-	uint8_t lo;
-	uint8_t hi;
-
-	while (start > 0u && len - start < 3u && (p[start - 1u] & 0xC0u) == 0x80u) {
-		start--;
-	}
-	if (start > 0u && p[start - 1u] >= 0xC0u &&
-	    utf8_lead(p[start - 1u], &lo, &hi) > len - start) {
-		return start - 1u;
-	}
-	return len;
-}
-
 int agent_mgmt_refuse(struct refusal *r, uint16_t rc, const char *fmt, ...)
 {
+	/* One byte more than the reason keeps: the byte after a cut tells whether it split a
+	 * character. */
+	char text[sizeof(r->reason) + 1u];
 	va_list ap;
 	int n;
+	size_t len;
 
 	r->rc = rc;
 	va_start(ap, fmt);
-	n = vsnprintf(r->reason, sizeof(r->reason), fmt, ap);
+	n = vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	if (n >= (int)sizeof(r->reason)) {
-		r->reason[whole_chars(r->reason, sizeof(r->reason) - 1u)] = '\0';
-	}
+	len = n < 0 ? 0u : (size_t)n < sizeof(r->reason) ? (size_t)n : sizeof(r->reason);
+	len = utf8_prefix(text, len, sizeof(r->reason) - 1u);
+	memcpy(r->reason, text, len);
+	r->reason[len] = '\0';
 	return -EINVAL;
 }
 

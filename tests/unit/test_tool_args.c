@@ -148,6 +148,63 @@ static void test_every_bad_argument_has_its_reason(void **state)
 	}
 }
 
+/* "unknown field KEY" for @p key (JSON string text, escapes allowed); the reason. */
+static const char *unknown_key(const char *key)
+{
+	char json[512];
+
+	snprintf(json, sizeof(json), "{\"path\":\"a\",\"%s\":1}", key);
+	assert_int_equal(parse(json), -EINVAL);
+	return why;
+}
+
+static char *repeated(char *out, const char *piece, size_t times)
+{
+	out[0] = '\0';
+	for (size_t i = 0; i < times; i++) {
+		strcat(out, piece);
+	}
+	return out;
+}
+
+/*
+ * The key of an unknown field as the reason shows it (utf8_shown()): controls C0, DEL and C1
+ * as \u00XX, whole characters, at most 60 bytes, "..." after a key cut there or at
+ * JSON_KEY_MAX (47 bytes). Before, a C1 control (U+009B, a one-byte CSI) went out raw and
+ * a long key showed whole (11 NULs: 66 bytes).
+ */
+static void test_unknown_keys_are_shown_visible_and_whole(void **state)
+{
+	char key[400];
+	char want[400];
+
+	(void)state;
+	assert_string_equal(unknown_key("x\\u009b\\u007f\\u009fy\\u00a0z"),
+			    "unknown field x\\u009b\\u007f\\u009fy\xc2\xa0z");
+	assert_string_equal(unknown_key("caf\\u00e9"), "unknown field caf\xc3\xa9");
+	/* 10 NULs are 60 bytes shown: whole; 11 would be 66: ten of them and "...". */
+	snprintf(want, sizeof(want), "unknown field %s", repeated(key, "\\u0000", 10));
+	assert_string_equal(unknown_key(key), want);
+	repeated(key, "\\u0000", 11);
+	snprintf(want, sizeof(want), "unknown field %s...", repeated(want + 200, "\\u0000", 10));
+	assert_string_equal(unknown_key(key), want);
+	/* A 2-byte character that ends at byte 60 is shown; one that would end at 61 is not,
+	 * not half of it either. */
+	snprintf(key, sizeof(key), "%saaaa\\u00e9", repeated(want + 200, "\\u0000", 9));
+	snprintf(want, sizeof(want), "unknown field %saaaa\xc3\xa9",
+		 repeated(want + 200, "\\u0000", 9));
+	assert_string_equal(unknown_key(key), want);
+	snprintf(key, sizeof(key), "%saaaaa\\u00e9", repeated(want + 200, "\\u0000", 9));
+	snprintf(want, sizeof(want), "unknown field %saaaaa...",
+		 repeated(want + 200, "\\u0000", 9));
+	assert_string_equal(unknown_key(key), want);
+	/* 47 bytes (JSON_KEY_MAX) whole; 48 cut to 47 and marked. */
+	snprintf(want, sizeof(want), "unknown field %s", repeated(key, "k", 47));
+	assert_string_equal(unknown_key(key), want);
+	strcat(want, "...");
+	assert_string_equal(unknown_key(repeated(key, "k", 48)), want);
+}
+
 static void test_arguments_longer_than_the_bound(void **state)
 {
 	static char big[CONFIG_AGENT_TOOL_ARGS_MAX_LEN + 2];
@@ -298,6 +355,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_valid_arguments),
 		cmocka_unit_test(test_every_bad_argument_has_its_reason),
+		cmocka_unit_test(test_unknown_keys_are_shown_visible_and_whole),
 		cmocka_unit_test(test_arguments_longer_than_the_bound),
 		cmocka_unit_test(test_policy_table),
 		cmocka_unit_test(test_executor_checks_the_policy_again),

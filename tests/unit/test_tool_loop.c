@@ -690,29 +690,65 @@ static void test_a_tool_name_must_match_exactly(void **state)
 	assert_string_equal(answer, "it ran");
 }
 
+/* One call of a tool named @p name (JSON string text) answered with "no": run's result. */
+static int call_named(const char *name)
+{
+	static char call[512];
+	const char *answers[2] = {chat_call(call, sizeof(call), "c1", name, "{}"), TEXT("no")};
+	int err;
+
+	server_start(answers, 2);
+	err = run(4);
+	server_stop();
+	return err;
+}
+
+/* Whether the error line names the unknown tool as @p shown. */
+static void assert_unknown_tool(const char *shown)
+{
+	char want[300];
+
+	snprintf(want, sizeof(want), "the model called an unknown tool: %s", shown);
+	assert_string_equal(last_error, want);
+}
+
+/*
+ * An unknown tool's name as the person sees it (utf8_shown()): C1 controls (U+009B is a
+ * one-byte CSI) as \u00XX like the C0 ones, and the error line's 120 bytes of it cut between
+ * whole escapes. Before, U+009B went out raw and the line ended in half an escape.
+ */
+static void test_an_unknown_name_is_shown_visible_and_whole(void **state)
+{
+	char name[200];
+
+	(void)state;
+	assert_int_equal(call_named("run\\u009b2J\\u0085"), -EPROTO);
+	assert_string_equal(last_call, "run\\u009b2J\\u0085");
+	assert_unknown_tool("run\\u009b2J\\u0085");
+	/* 20 NULs are 120 bytes shown: whole. "a" and 20 NULs would be 121: the last escape
+	 * is left out, not cut. */
+	for (size_t lead = 0; lead <= 1; lead++) {
+		strcpy(name, lead ? "a" : "");
+		for (size_t i = 0; i < 20; i++) {
+			strcat(name, "\\u0000");
+		}
+		assert_int_equal(call_named(name), -EPROTO);
+		name[strlen(name) - (lead ? 6 : 0)] = '\0';
+		assert_unknown_tool(name);
+	}
+}
+
 /* Tool names: 63 bytes (PROVIDER_NAME_MAX) are read whole, a longer one ends the turn. */
 static void test_a_tool_name_at_its_bound(void **state)
 {
-	static char calls[2][512];
 	char name[80];
-	char want[200];
-	const char *answers[2];
 
 	(void)state;
 	repeat(name, 'n', 63);
-	answers[0] = chat_call(calls[0], sizeof(calls[0]), "c1", name, "{}");
-	answers[1] = TEXT("no");
-	server_start(answers, 2);
-	assert_int_equal(run(4), -EPROTO);
-	server_stop();
-	snprintf(want, sizeof(want), "the model called an unknown tool: %s", name);
-	assert_string_equal(last_error, want);
-
+	assert_int_equal(call_named(name), -EPROTO);
+	assert_unknown_tool(name);
 	repeat(name, 'n', 64);
-	answers[0] = chat_call(calls[0], sizeof(calls[0]), "c1", name, "{}");
-	server_start(answers, 2);
-	assert_int_equal(run(4), -EIO);
-	server_stop();
+	assert_int_equal(call_named(name), -EIO);
 	assert_int_equal(srv.served, 1);
 	assert_string_equal(last_error,
 			    "the tool name from the server exceeds the limit of 63 bytes (it has 64)");
@@ -1102,6 +1138,7 @@ int main(void)
 		cmocka_unit_test(test_history_drops_every_older_exchange_when_needed),
 		cmocka_unit_test(test_history_after_a_conversation_drops_every_older_exchange),
 		cmocka_unit_test_setup(test_a_tool_name_must_match_exactly, each),
+		cmocka_unit_test_setup(test_an_unknown_name_is_shown_visible_and_whole, each),
 		cmocka_unit_test_setup(test_a_tool_name_at_its_bound, each),
 		cmocka_unit_test_setup(test_many_tool_calls_are_counted_or_said_to_be_more, each),
 		cmocka_unit_test_setup(test_a_call_after_the_end_does_not_run, each),

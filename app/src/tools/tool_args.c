@@ -10,6 +10,10 @@
 
 #include "json_stream.h"
 #include "tool.h"
+#include "utf8.h"
+
+/* An unknown key in a message: at most 60 bytes as shown, "..." and the NUL. */
+#define KEY_SHOWN_LEN (60u + 4u)
 
 struct parse {
 	const struct tool_def *def;
@@ -34,8 +38,9 @@ __attribute__((format(printf, 2, 3))) static int fail(struct parse *p, const cha
 
 /*
  * The parameter whose name is the key of @p level, in all its bytes: "path\u0000x" or a
- * key cut at JSON_KEY_MAX is no parameter's name. -1 when none; @p shown then gets the key
- * for the message, its control characters written as \u00XX (at most 48 bytes of it).
+ * key cut at JSON_KEY_MAX is no parameter's name. -1 when none; @p shown (KEY_SHOWN_LEN
+ * bytes) then gets the key for the message as utf8_shown() shows it, "..." after it when it
+ * was cut (at JSON_KEY_MAX, or to fit).
  */
 static int find(const struct tool_param *params, int count, const struct json_stream *js,
 		int level, char *shown, size_t shown_len)
@@ -43,22 +48,16 @@ static int find(const struct tool_param *params, int count, const struct json_st
 	size_t len;
 	bool truncated;
 	const char *key = json_stream_key_n(js, level, &len, &truncated);
-	size_t o = 0;
 
 	for (int i = 0; key != NULL && !truncated && i < count; i++) {
 		if (strlen(params[i].name) == len && memcmp(params[i].name, key, len) == 0) {
 			return i;
 		}
 	}
-	shown[0] = '\0';
-	for (size_t i = 0; key != NULL && i < len && i < 48 && o + 7 < shown_len; i++) {
-		uint8_t c = (uint8_t)key[i];
-
-		o += (size_t)snprintf(shown + o, shown_len - o, c < 0x20 || c == 0x7f ? "\\u%04x" : "%c",
-				      c);
-	}
 	if (key == NULL) {
 		snprintf(shown, shown_len, "?");
+	} else if (utf8_shown(shown, shown_len - 3u, key, len, len) < len || truncated) {
+		memcpy(shown + strlen(shown), "...", 4); /* cut here or at JSON_KEY_MAX */
 	}
 	return -1;
 }
@@ -246,7 +245,7 @@ static int element(struct parse *p, const struct json_stream *js, const struct j
 		return fail(p, "field %s: elements hold only strings, numbers and booleans",
 			    param->name);
 	}
-	char shown[7 * 48 + 1];
+	char shown[KEY_SHOWN_LEN];
 	int f = find(param->fields, param->field_count, js, 3, shown, sizeof(shown));
 
 	if (f < 0) {
@@ -288,7 +287,7 @@ static int on_value(void *user_data, const struct json_stream *js, const struct 
 			return 0;
 		}
 		if (v->token != JSON_STRING || v->first) {
-			char shown[7 * 48 + 1];
+			char shown[KEY_SHOWN_LEN];
 
 			p->param = find(p->def->params, p->def->param_count, js, 1, shown,
 					sizeof(shown));

@@ -13,6 +13,7 @@
 #include "tool_exec.h"
 #include "tool_registry.h"
 #include "tool_session.h"
+#include "utf8.h"
 
 #define HISTORY_BYTES	CONFIG_AGENT_CHAT_HISTORY_FRAGMENT_SIZE
 #define HISTORY_RECORDS (2 * CONFIG_AGENT_MAX_TOOLS_LIMIT)
@@ -38,6 +39,9 @@ static struct {
 	size_t limit; /* bytes the exchanges may use in this request (history_limit()) */
 } hist;
 
+/* A tool name in an error line: at most 120 bytes of what utf8_shown() makes of it. */
+#define SHOWN_IN_ERROR 121u
+
 /* What the current provider turn produced. */
 struct turn_state {
 	struct agent_request *req;
@@ -46,7 +50,7 @@ struct turn_state {
 	char call_id[PROVIDER_ID_MAX + 1];
 	char name[PROVIDER_NAME_MAX + 1];
 	size_t name_len; /* the name as the model wrote it: a NUL in it is kept */
-	char shown[PROVIDER_NAME_MAX * 6 + 1]; /* the name with control bytes as \u00XX */
+	char shown[PROVIDER_NAME_MAX * 6 + 1]; /* the name as utf8_shown() shows it */
 	size_t args_len;
 	char response_id[PROVIDER_ID_MAX + 1];
 	struct provider_usage usage; /* summed over the request */
@@ -66,23 +70,6 @@ static void say_error(struct agent_request *req, const char *fmt, const char *a,
 	req->hooks->error(req->user, line);
 }
 
-/* A tool name as the person should see it: a NUL or control byte in it made visible. */
-static void name_shown(char *out, size_t cap, const char *name, size_t len)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < len && n + 7 <= cap; i++) {
-		uint8_t c = (uint8_t)name[i];
-
-		if (c < 0x20 || c == 0x7f) {
-			n += (size_t)snprintf(out + n, cap - n, "\\u%04x", c);
-		} else {
-			out[n++] = (char)c;
-		}
-	}
-	out[n] = '\0';
-}
-
 static int on_event(void *user_data, const struct provider_event *ev)
 {
 	struct turn_state *st = user_data;
@@ -96,7 +83,7 @@ static int on_event(void *user_data, const struct provider_event *ev)
 		size_t name_len = ev->call.name_len < sizeof(st->name) ? ev->call.name_len
 								       : sizeof(st->name) - 1;
 
-		name_shown(st->shown, sizeof(st->shown), ev->call.name, name_len);
+		(void)utf8_shown(st->shown, sizeof(st->shown), ev->call.name, name_len, name_len);
 		req->hooks->tool_call(req->user, st->shown, ev->call.arguments,
 				      ev->call.arguments_len);
 		if (st->calls++ == 0) {
@@ -299,8 +286,8 @@ static int handle_call(struct agent_request *req, struct tool_session *session,
 	int err;
 
 	if (def == NULL) {
-		name_shown(st->shown, sizeof(st->shown), st->name, st->name_len);
-		say_error(req, "the model called an unknown tool: %.120s%s", st->shown, "");
+		(void)utf8_shown(st->shown, SHOWN_IN_ERROR, st->name, st->name_len, st->name_len);
+		say_error(req, "the model called an unknown tool: %s%s", st->shown, "");
 		return -EPROTO;
 	}
 	unavailable = tool_unavailable_reason(def);
@@ -464,8 +451,9 @@ static int request_run(struct agent_request *req)
 			return -EPROTO;
 		}
 		if (final) {
-			name_shown(st.shown, sizeof(st.shown), st.name, st.name_len);
-			say_error(req, "the model called %.120s although no tools were offered%s",
+			(void)utf8_shown(st.shown, SHOWN_IN_ERROR, st.name, st.name_len,
+					 st.name_len);
+			say_error(req, "the model called %s although no tools were offered%s",
 				  st.shown, "");
 			return -EPROTO;
 		}

@@ -1,4 +1,4 @@
-/* UTF-8 helpers shared by the JSON tokenizer and writer. */
+/* UTF-8 helpers shared by the JSON tokenizer and writer, the SMP answers and messages. */
 #ifndef AGENT_UTF8_H
 #define AGENT_UTF8_H
 
@@ -30,5 +30,14 @@ size_t utf8_prefix(const char *text, size_t len, size_t max);
  * not NULL) is the number of U+FFFD put in, 0 when @p text was well-formed.
  */
 size_t utf8_repair(const char *text, size_t len, uint8_t *out, size_t *replaced);
+
+/**
+ * @p text (@p len bytes, a name from outside: a tool's, a JSON key) as a message shows it:
+ * each C0 control, DEL and C1 control (U+0080..U+009F) as \u00XX, each maximal subpart of
+ * an ill-formed sequence as U+FFFD, other characters as they are. At most @p max bytes of
+ * @p text are shown and as much of it as fits @p out (@p cap bytes, NUL-terminated), cut
+ * between characters in both cases. Returns the bytes of @p text shown (@p len when whole).
+ */
+size_t utf8_shown(char *out, size_t cap, const char *text, size_t len, size_t max);
 
 #endif /* AGENT_UTF8_H */

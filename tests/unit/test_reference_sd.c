@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent_cmd.h"
 #include "flash_fixture.h"
 #include "posix/posix_port.h"
 #include "reference.h"
@@ -38,7 +39,8 @@ static char text[REFERENCE_OVERRIDE_MAX + 64];
 static char result[CONFIG_AGENT_TOOL_RESULT_MAX_LEN + 1];
 static const struct reference_page *builtin;
 
-static int setup(void **state)
+/* The card and the flash, without the pool (the boot test makes it with agent_init()). */
+static int setup_without_pool(void **state)
 {
 	(void)state;
 	builtin = &reference_builtin()->pages[0];
@@ -47,6 +49,13 @@ static int setup(void **state)
 		return -1;
 	}
 	return posix_sd_mount(sd_dir);
+}
+
+static int setup(void **state)
+{
+	int err = setup_without_pool(state);
+
+	return err != 0 ? err : reference_sd_init();
 }
 
 static int teardown(void **state)
@@ -99,13 +108,28 @@ static int pool_visit(const struct agent_pool_stats *stats, void *user_data)
 	return 0;
 }
 
-/* Free blocks of the "man" pool; -1 before its first use. */
+/* Free blocks of the "man" pool; -1 while there is none. */
 static int man_pool_free(void)
 {
 	int free_blocks = -1;
 
 	agent_pool_foreach(pool_visit, &free_blocks);
 	return free_blocks;
+}
+
+static int pool_count(const struct agent_pool_stats *stats, void *user_data)
+{
+	*(int *)user_data += strcmp(stats->name, "man") == 0;
+	return 0;
+}
+
+/* Pools named "man". */
+static int man_pools(void)
+{
+	int n = 0;
+
+	agent_pool_foreach(pool_count, &n);
+	return n;
 }
 
 static enum reference_override_status load_and_release(void)
@@ -119,6 +143,32 @@ static enum reference_override_status load_and_release(void)
 	reference_override_release(&ov);
 	assert_true(man_pool_free() != 0); /* nothing held after the release */
 	return status;
+}
+
+/*
+ * The one block's pool is made at boot (agent_init()), before man (the shell thread) and
+ * firmware_reference (the worker) can reach it, and once: made on first use, the two at once
+ * could register two pools over the one buffer. Before, agent_init() made none and the first
+ * page made it. Runs first: pools live as long as the process.
+ */
+static void test_the_block_is_made_at_boot_once(void **state)
+{
+	struct reference_override ov;
+
+	(void)state;
+	assert_int_equal(man_pools(), 0);
+	install(PAGE, strlen(PAGE));
+	/* No pool, no block: refused as unreadable, nothing held. */
+	assert_int_equal(reference_override_load(builtin, &ov), REFERENCE_OVERRIDE_UNREADABLE);
+	assert_null(ov.block);
+	assert_int_equal(man_pools(), 0);
+	(void)agent_init();
+	assert_int_equal(man_pools(), 1);
+	assert_int_equal(man_pool_free(), 1);
+	(void)agent_init();
+	assert_int_equal(reference_sd_init(), 0);
+	assert_int_equal(man_pools(), 1);
+	assert_int_equal(load_and_release(), REFERENCE_OVERRIDE_VERIFIED);
 }
 
 /* A page of exactly @p len bytes: a body of 'b' lines, the marker, a short contract. */
@@ -348,6 +398,8 @@ static void test_firmware_reference_gives_the_verified_contract(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_the_block_is_made_at_boot_once,
+						setup_without_pool, teardown),
 		cmocka_unit_test_setup_teardown(test_no_card_or_no_file_is_the_builtin, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_a_verified_page_is_served_from_one_pool_block,

@@ -1,6 +1,6 @@
 /*
  * SHA-256 of the storage tools (app/src/tools/sha256.c) against the FIPS 180-4 example
- * vectors, with every way of splitting an input between updates.
+ * vectors, with every way of splitting an input between updates, and its hex both ways.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
 #include <string.h>
 
 #include "sha256.h"
@@ -136,6 +137,38 @@ static void test_padding_edges(void **state)
 	one_shot(msg, 64, "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb");
 }
 
+/* sha256_from_hex(): the inverse of sha256_hex() and nothing else; 64 digits, not 63 or 65. */
+static void test_from_hex(void **state)
+{
+	uint8_t digest[SHA256_DIGEST_BYTES];
+	uint8_t back[SHA256_DIGEST_BYTES];
+	char hex[SHA256_HEX_LEN + 2];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(digest); i++) {
+		digest[i] = (uint8_t)(i * 37 + 11); /* every digit value turns up */
+	}
+	sha256_hex(digest, hex);
+	assert_int_equal(sha256_from_hex(hex, SHA256_HEX_LEN, back), 0);
+	assert_memory_equal(back, digest, sizeof(digest));
+	assert_int_equal(sha256_from_hex(hex, SHA256_HEX_LEN - 1, back), -EINVAL);
+	hex[SHA256_HEX_LEN] = '0';
+	assert_int_equal(sha256_from_hex(hex, SHA256_HEX_LEN + 1, back), -EINVAL);
+	/* Each position refuses upper case, the characters next to the ranges and a NUL. */
+	for (size_t at = 0; at < SHA256_HEX_LEN; at++) {
+		static const char bad[] = {'A', 'F', 'g', '/', ':', '`', ' ', '\0'};
+
+		for (size_t b = 0; b < sizeof(bad); b++) {
+			char saved = hex[at];
+
+			hex[at] = bad[b];
+			assert_int_equal(sha256_from_hex(hex, SHA256_HEX_LEN, back), -EINVAL);
+			hex[at] = saved;
+		}
+	}
+	assert_int_equal(sha256_from_hex(hex, SHA256_HEX_LEN, back), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -143,6 +176,7 @@ int main(void)
 		cmocka_unit_test(test_million_a),
 		cmocka_unit_test(test_split_updates),
 		cmocka_unit_test(test_padding_edges),
+		cmocka_unit_test(test_from_hex),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

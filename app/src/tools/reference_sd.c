@@ -22,19 +22,27 @@
 _Static_assert(REFERENCE_OVERRIDE_MAX == 8192u && REFERENCE_CONTRACT_MAX == 1024u,
 	       "reference_override_why() names the bounds");
 
-/* One block: a page is consumed before the next is loaded (man, or one result at a time). */
+/*
+ * One block: a page is consumed before the next is loaded (man, or one result at a time).
+ * The pool is made at boot (reference_sd_init() from agent_init()), before the shell thread
+ * (man) and the worker (firmware_reference) can both reach it: made on first use by either,
+ * two at once could register two pools over the one buffer.
+ */
 static uint8_t page_buffer[REFERENCE_OVERRIDE_MAX] AGENT_PSRAM_ATTR;
 static struct agent_pool *page_pool;
 
+int reference_sd_init(void)
+{
+	if (page_pool != NULL) {
+		return 0;
+	}
+	return agent_pool_init(&page_pool, "man", page_buffer, sizeof(page_buffer), 1,
+			       AGENT_MEM_PSRAM);
+}
+
 static void *block_alloc(void)
 {
-	if (page_pool == NULL &&
-	    agent_pool_init(&page_pool, "man", page_buffer, sizeof(page_buffer), 1,
-			    AGENT_MEM_PSRAM) != 0) {
-		page_pool = NULL;
-		return NULL;
-	}
-	return agent_pool_alloc(page_pool);
+	return page_pool != NULL ? agent_pool_alloc(page_pool) : NULL;
 }
 
 const char *reference_override_why(enum reference_override_status status)
@@ -130,11 +138,6 @@ static int digest_path(char *out, const char *topic, const char *ext)
 		       : -EINVAL;
 }
 
-static int hex_value(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 int reference_digest_get(const char *topic, uint8_t digest[SHA256_DIGEST_BYTES])
 {
 	char path[PATH_MAX_LEN + 1];
@@ -155,17 +158,9 @@ int reference_digest_get(const char *topic, uint8_t digest[SHA256_DIGEST_BYTES])
 	if (n < 0) {
 		return n;
 	}
-	if ((size_t)n != REFERENCE_DIGEST_FILE_LEN || text[SHA256_HEX_LEN] != '\n') {
+	if ((size_t)n != REFERENCE_DIGEST_FILE_LEN || text[SHA256_HEX_LEN] != '\n' ||
+	    sha256_from_hex(text, SHA256_HEX_LEN, digest) != 0) {
 		return -EBADMSG;
-	}
-	for (size_t i = 0; i < SHA256_DIGEST_BYTES; i++) {
-		int hi = hex_value(text[2 * i]);
-		int lo = hex_value(text[2 * i + 1]);
-
-		if (hi < 0 || lo < 0) {
-			return -EBADMSG;
-		}
-		digest[i] = (uint8_t)(hi << 4 | lo);
 	}
 	return 0;
 }

@@ -44,6 +44,13 @@ struct reference_override {
 };
 
 /**
+ * Make the pool of the one page block ("man", PSRAM). Called once at boot, before the shell
+ * and the worker run (agent_init()); again, it does nothing. 0 or agent_pool_init()'s error;
+ * without the pool every override is refused as unreadable and the built-in page served.
+ */
+int reference_sd_init(void);
+
+/**
  * Look for an override of @p builtin and, when it verifies, hold it in @p ov until
  * reference_override_release(). Any other status holds nothing: the caller serves
  * @p builtin (and says why for a refusal: reference_override_why()).

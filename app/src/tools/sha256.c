@@ -5,6 +5,7 @@
  * byte order or alignment. The message schedule is kept as a 16-word ring (W[t] only needs
  * W[t-2], W[t-7], W[t-15] and W[t-16]), so one compression uses 64 bytes of stack for it.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "sha256.h"
@@ -182,4 +183,27 @@ void sha256_hex(const uint8_t digest[SHA256_DIGEST_BYTES], char hex[SHA256_HEX_L
 		hex[2u * i + 1u] = digits[digest[i] & 0x0f];
 	}
 	hex[SHA256_HEX_LEN] = '\0';
+}
+
+/* The value of a lowercase hex digit, or -1. */
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+int sha256_from_hex(const char *hex, size_t len, uint8_t digest[SHA256_DIGEST_BYTES])
+{
+	if (len != SHA256_HEX_LEN) {
+		return -EINVAL;
+	}
+	for (unsigned int i = 0; i < SHA256_DIGEST_BYTES; i++) {
+		int hi = hex_digit(hex[2u * i]);
+		int lo = hex_digit(hex[2u * i + 1u]);
+
+		if (hi < 0 || lo < 0) {
+			return -EINVAL;
+		}
+		digest[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
 }

@@ -29,4 +29,11 @@ void sha256_digest(const void *data, size_t len, uint8_t digest[SHA256_DIGEST_BY
 /** Lowercase hex of @p digest into @p hex (SHA256_HEX_LEN + 1 bytes, NUL-terminated). */
 void sha256_hex(const uint8_t digest[SHA256_DIGEST_BYTES], char hex[SHA256_HEX_LEN + 1]);
 
+/**
+ * The digest whose lowercase hex is @p hex (@p len bytes, exactly SHA256_HEX_LEN, no
+ * terminator needed) into @p digest: 0, or -EINVAL for any other length or any other
+ * character (upper case included); @p digest may then be partly written.
+ */
+int sha256_from_hex(const char *hex, size_t len, uint8_t digest[SHA256_DIGEST_BYTES]);
+
 #endif /* AGENT_SHA256_H */

@@ -16,23 +16,6 @@
 
 #define TOPIC_MAX 31
 
-static int hex_digest(const struct zcbor_string *s, uint8_t digest[SHA256_DIGEST_BYTES])
-{
-	if (s->len != SHA256_HEX_LEN) {
-		return -EINVAL;
-	}
-	for (size_t i = 0; i < SHA256_HEX_LEN; i++) {
-		uint8_t c = s->value[i];
-		int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-
-		if (v < 0) {
-			return -EINVAL;
-		}
-		digest[i / 2] = (uint8_t)(i % 2 == 0 ? v << 4 : (digest[i / 2] | v));
-	}
-	return 0;
-}
-
 int agent_mgmt_man_write(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r)
 {
 	struct field fields[] = {{.name = "topic", .type = FIELD_TSTR},
@@ -67,7 +50,8 @@ int agent_mgmt_man_write(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal 
 			return agent_mgmt_refuse(r, AGENT_MGMT_RC_ENOENT,
 						 "no digest is recorded for '%s'", page->topic);
 		}
-	} else if (hex_digest(&fields[1].text, digest) != 0) {
+	} else if (sha256_from_hex((const char *)fields[1].text.value, fields[1].text.len,
+				   digest) != 0) {
 		return agent_mgmt_refuse(r, AGENT_MGMT_RC_EINVAL,
 					 "sha256 must be 64 lower-case hex digits");
 	} else {

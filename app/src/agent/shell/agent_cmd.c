@@ -18,6 +18,7 @@
 #include "agent_request.h"
 #include "agent_version.h"
 #include "provider.h"
+#include "reference_sd.h"
 
 /* Why the stored configuration could not be loaded at boot, or 0. */
 static int load_error;
@@ -37,6 +38,15 @@ int agent_init(void)
 	/* The stream path's pools exist from boot, so status shows them before any request. */
 	int err = provider_init();
 
+#if defined(CONFIG_AGENT_TOOLS_REFERENCE)
+	/* So does the reference pages' block, shared by man (the shell) and firmware_reference
+	 * (the worker): made here, before either runs. */
+	int ref_err = reference_sd_init();
+
+	if (err == 0) {
+		err = ref_err;
+	}
+#endif
 	(void)conv_err;
 	return load_error != 0 ? load_error : err;
 }

@@ -315,7 +315,6 @@ def cmd_tools(args: argparse.Namespace) -> int:
     return _run(args, _tools)
 
 
-# -- shell -------------------------------------------------------------------------------------
 # -- man ---------------------------------------------------------------------------------------
 def cmd_man_install(args: argparse.Namespace) -> int:
     return _run(args, man_pages.install)
@@ -325,6 +324,7 @@ def cmd_man_remove(args: argparse.Namespace) -> int:
     return _run(args, man_pages.remove)
 
 
+# -- shell -------------------------------------------------------------------------------------
 def cmd_shell(args: argparse.Namespace) -> int:
     if args.udp or args.ble:
         raise UsageError("shell needs the console's serial port (--port); UDP and BLE carry "

@@ -68,11 +68,6 @@ enum storage_name_kind storage_name_kind(const char *name, size_t len)
 	return STORAGE_NAME_ORDINARY;
 }
 
-bool storage_name_is_ssh(const char *name, size_t len)
-{
-	return storage_name_kind(name, len) == STORAGE_NAME_SSH;
-}
-
 const char *storage_path_base(const char *path)
 {
 	const char *slash = strrchr(path, '/');

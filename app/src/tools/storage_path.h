@@ -61,9 +61,6 @@ int storage_path_resolve(struct tool_ctx *ctx, const char *path, size_t len,
  */
 enum storage_name_kind storage_name_kind(const char *name, size_t len);
 
-/** Whether the name @p name (@p len bytes) denotes ".ssh" (storage_name_kind()). */
-bool storage_name_is_ssh(const char *name, size_t len);
-
 /**
  * Whether storage_list leaves out the entry @p name of the directory @p dir (a resolved
  * path): the agent's own state, which every tool refuses: a .agent directory, a staging or

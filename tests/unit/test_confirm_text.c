@@ -226,6 +226,59 @@ static void test_height_bound_at_n_and_n_plus_one(void **state)
 	assert_non_null(strstr(lines[2], "bytes)"));
 }
 
+/*
+ * At the narrowest screen (20 columns, 19 a line) a value cut on a continuation line: the
+ * marker with a 4-digit count (" … (+NNNN bytes)", 17 columns) does not fit after the four
+ * columns of indent, so that line shows " … (+NNNN B)"; a 5-digit count the same. Before, the
+ * marker went unspaced at column 4 and the line was 20 columns wide. The count is exact.
+ */
+static void test_a_cut_at_the_narrowest_screen_keeps_the_width(void **state)
+{
+	static char args[16384];
+	char want[64];
+	size_t len;
+
+	(void)state;
+	/* 2000 x: 2001 bytes of value with its closing quote; 13 x on the first line. */
+	len = (size_t)snprintf(args, sizeof(args), "{\"k\":\"%2000s\"}", "");
+	memset(strchr(args, ' '), 'x', 2000);
+	run("t", args, len, 20, 3);
+	assert_int_equal(line_count, 3);
+	assert_string_equal(lines[1], "  k: \"xxxxxxxxxxxxx");
+	/* 4 indent, 2 x, 13 for the marker: 19 columns. */
+	snprintf(want, sizeof(want), "    xx \xe2\x80\xa6 (+%d B)", 2001 - 13 - 2);
+	assert_string_equal(lines[2], want);
+	assert_int_equal(columns(lines[2]), 19);
+	/* 2000 \u0001: 12001 bytes shown escaped; 2 on the first line (6 columns each). */
+	len = (size_t)snprintf(args, sizeof(args), "{\"k\":\"");
+	for (int i = 0; i < 2000; i++) {
+		len += (size_t)snprintf(args + len, sizeof(args) - len, "\\u0001");
+	}
+	len += (size_t)snprintf(args + len, sizeof(args) - len, "\"}");
+	run("t", args, len, 20, 3);
+	assert_int_equal(line_count, 3);
+	assert_string_equal(lines[1], "  k: \"\\u0001\\u0001");
+	/* 4 indent and 14 for the marker: no escape fits before it. */
+	snprintf(want, sizeof(want), "     \xe2\x80\xa6 (+%d B)", 12001 - 12);
+	assert_string_equal(lines[2], want);
+	/* One member line only: the brief marker leaves room for the key. */
+	run("t", args, len, 20, 2);
+	assert_int_equal(line_count, 2);
+	snprintf(want, sizeof(want), "  k:  \xe2\x80\xa6 (+%d B)", 12001 + 1);
+	assert_string_equal(lines[1], want);
+	/* The whole marker with a 4-digit count needs 4 + 17 columns of a continuation line:
+	 * 21 columns (20 a line) still get the brief one, 22 the whole one. */
+	len = (size_t)snprintf(args, sizeof(args), "{\"k\":\"%2000s\"}", "");
+	memset(strchr(args, ' '), 'x', 2000);
+	run("t", args, len, 21, 3);
+	snprintf(want, sizeof(want), "    xxx \xe2\x80\xa6 (+%d B)", 2001 - 14 - 3);
+	assert_string_equal(lines[2], want);
+	run("t", args, len, 22, 3);
+	snprintf(want, sizeof(want), "     \xe2\x80\xa6 (+%d bytes)", 2001 - 15);
+	assert_string_equal(lines[2], want);
+	assert_int_equal(columns(lines[2]), 21);
+}
+
 /* A line of exactly the width stays one line; one character more wraps. */
 static void test_width_bound_at_n_and_n_plus_one(void **state)
 {
@@ -376,6 +429,7 @@ int main(void)
 		cmocka_unit_test(test_a_long_value_is_cut_with_the_byte_count),
 		cmocka_unit_test(test_short_values_stay_whole_next_to_a_long_one),
 		cmocka_unit_test(test_height_bound_at_n_and_n_plus_one),
+		cmocka_unit_test(test_a_cut_at_the_narrowest_screen_keeps_the_width),
 		cmocka_unit_test(test_width_bound_at_n_and_n_plus_one),
 		cmocka_unit_test(test_size_bounds_at_n_and_n_plus_one),
 		cmocka_unit_test(test_more_members_than_lines),

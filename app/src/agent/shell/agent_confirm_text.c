@@ -152,12 +152,31 @@ static void piece_begin(const char *indent, unsigned int allot, unsigned int res
 	}
 }
 
-static unsigned int marker_cols(uint32_t bytes)
+/*
+ * The cut marker for @p bytes not shown, into @p m: " … (+N bytes)", or with @p brief
+ * " … (+N B)" for a line too narrow for that after its indent (at 20 columns a 4-digit count
+ * does not fit a continuation line). Returns its bytes; its columns are one fewer (the
+ * ellipsis is three bytes, counted as two columns).
+ */
+static size_t marker(char m[40], uint32_t bytes, bool brief)
 {
-	char digits[12];
+	return (size_t)snprintf(m, 40, " " ELLIPSIS " (+%lu %s)", (unsigned long)bytes,
+				brief ? "B" : "bytes");
+}
 
-	/* " … (+" and " bytes)" around the number; the ellipsis counts two */
-	return 13u + (unsigned int)snprintf(digits, sizeof(digits), "%lu", (unsigned long)bytes);
+/*
+ * Columns a piece of @p allot lines, cut, keeps on its last line for the marker of at most
+ * @p bytes: the whole marker when it fits after that line's indent (a continuation line's
+ * four columns, or @p indent when the piece has one line), else the brief one. So the text
+ * stops where the marker fits after it.
+ */
+static unsigned int marker_reserve(const char *indent, unsigned int allot, uint32_t bytes)
+{
+	char m[40];
+	unsigned int start = allot > 1 ? sizeof(MORE_INDENT) - 1 : (unsigned int)strlen(indent);
+	unsigned int cols = (unsigned int)marker(m, bytes, false) - 1u;
+
+	return start + cols <= ct.width ? cols : (unsigned int)marker(m, bytes, true) - 1u;
 }
 
 /* End a piece being rendered: the cut marker when it did not fit, and its last line. */
@@ -165,12 +184,21 @@ static void piece_close(bool count_bytes)
 {
 	if (ct.stopped && count_bytes) {
 		char m[40];
-		int n = snprintf(m, sizeof(m), " " ELLIPSIS " (+%lu bytes)",
-				 (unsigned long)(ct.bytes - ct.shown_bytes));
-		unsigned int cols = (unsigned int)n - 1u;
-		bool spaced = ct.col + cols <= ct.width;
+		uint32_t cut = ct.bytes - ct.shown_bytes;
+		size_t n = marker(m, cut, false);
 
-		line_add(spaced ? m : m + 1, (size_t)n - !spaced);
+		/* The reserve left room for one form with its space; at 20 columns the brief
+		 * one needs 9 + digits after a continuation line's 4, so a count of 7 digits
+		 * or more would lose the space (and overflow): the arguments are at most 4095
+		 * bytes, a few times that shown escaped. */
+		if (ct.col + (unsigned int)n - 1u > ct.width) {
+			n = marker(m, cut, true);
+		}
+		if (ct.col + (unsigned int)n - 1u <= ct.width) {
+			line_add(m, n);
+		} else {
+			line_add(m + 1, n - 1u);
+		}
 	} else if (ct.stopped) {
 		line_add(ELLIPSIS, sizeof(ELLIPSIS) - 1);
 	}
@@ -309,7 +337,9 @@ static void member_begin(const struct json_stream *js)
 	if (ct.pass == RENDER) {
 		const struct member *m = &ct.members[i];
 
-		piece_begin(FIELD_INDENT, m->lines, m->need > m->lines ? marker_cols(m->bytes) : 0);
+		piece_begin(FIELD_INDENT, m->lines,
+			    m->need > m->lines ? marker_reserve(FIELD_INDENT, m->lines, m->bytes)
+					       : 0);
 	} else {
 		piece_begin(FIELD_INDENT, 0, 0);
 	}
@@ -459,7 +489,8 @@ static void note_line(const char *label, const char *s, size_t n, unsigned int a
 	text(s, n);
 	need = ct.line_no + 1;
 	ct.pass = RENDER;
-	piece_begin(FIELD_INDENT, avail, need > avail ? marker_cols(ct.bytes) : 0);
+	piece_begin(FIELD_INDENT, avail,
+		    need > avail ? marker_reserve(FIELD_INDENT, avail, ct.bytes) : 0);
 	plain(label);
 	text(s, n);
 	piece_close(true);

@@ -21,7 +21,8 @@
  * Height: at most @p lines lines. The lines for the arguments are shared out so that short
  * values are shown whole and long ones get the rest; a value that does not fit its lines is
  * cut at a character and ends with ` … (+N bytes)`, N the bytes of its canonical text not
- * shown. When there are more members than lines, the last line says how many are not shown
+ * shown (` … (+N B)` where the line is too narrow for that after its indent: at 20 and 21
+ * columns with a 4-digit N on a continuation line). When there are more members than lines, the last line says how many are not shown
  * (`  … (+K more arguments)`). Arguments that are not a JSON object (a caller's mistake: the
  * request validates them first) are shown as one escaped text line `  not JSON: ...`.
  */

@@ -32,6 +32,8 @@ ARGS = ("{\n\n\n\n\n\n\n\n   \"path\"  \n\n :\n\n " + json.dumps(PATH, ensure_as
 # How the confirmation shows each value: JSON, every control and the override escaped.
 PATH_SHOWN = json.dumps(PATH)
 CONTENT_SHOWN = json.dumps(CONTENT)
+# The start of the `[tool call]` line: the raw arguments on one line.
+CALL_LINE = "[tool call] storage_write {" + "\\u000a" * 8 + "   \"path\"  \\u000a"
 MARKER = re.compile(r"(.*) \u2026 \(\+(\d+) bytes\)")
 
 
@@ -110,6 +112,8 @@ def test_ask_shows_the_whole_confirmation(sims, api: Api, cols: int, rows: int) 
         srv.check()
     out = bytes(dut.transcript[mark:])
     assert b"[tool] storage_write: denied (not allowed)" in out
+    # The call's own line stays one line: the model's line breaks show as \u000a.
+    assert CALL_LINE.encode() in out, out[:400]
 
 
 @pytest.mark.parametrize("api", APIS)
@@ -133,3 +137,4 @@ def test_chat_shows_the_whole_confirmation(sims, api: Api, cols: int, rows: int)
     shown = term.shown_lines()
     want = wrapped(["[tool] storage_write: denied (not allowed)"], cols)
     assert any(shown[i:i + len(want)] == want for i in range(len(shown))), term.dump()
+    assert any(row.startswith(CALL_LINE[:cols - 1]) for row in shown), term.dump()

@@ -96,15 +96,20 @@ static void on_text(void *user, const char *text, size_t len)
 
 static void on_tool_call(void *user, const char *name, const char *arguments, size_t len)
 {
+	static char call_shown[6 * CALL_SHOWN_MAX + 1] AGENT_PSRAM_ATTR;
+	size_t shown;
+
 	(void)user;
 	end_line();
 	agent_text_filter_reset(&ask.filter);
 	out("[tool call] ", 12);
 	safe_outs(name);
 	out(" ", 1);
-	safe_out(arguments, utf8_prefix(arguments, len, CALL_SHOWN_MAX));
+	/* One line whatever the model sent: its line breaks and controls show as \u00XX. */
+	shown = utf8_shown(call_shown, sizeof(call_shown), arguments, len, CALL_SHOWN_MAX);
+	safe_out(call_shown, strlen(call_shown));
 	agent_text_filter_reset(&ask.filter);
-	out(len > CALL_SHOWN_MAX ? "...\n" : "\n", len > CALL_SHOWN_MAX ? 4 : 1);
+	out(shown < len ? "...\n" : "\n", shown < len ? 4 : 1);
 }
 
 static void on_tool_done(void *user, const char *name, enum agent_tool_outcome outcome,

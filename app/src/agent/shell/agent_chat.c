@@ -98,12 +98,13 @@ static void on_text(void *user, const char *text, size_t len)
 
 static void on_tool_call(void *user, const char *name, const char *arguments, size_t len)
 {
-	char line[CALL_SHOWN_MAX + PROVIDER_NAME_MAX + 32];
+	/* One line whatever the model sent: its line breaks and controls show as \u00XX. */
+	static char shown[6 * CALL_SHOWN_MAX + 1] AGENT_PSRAM_ATTR;
+	static char line[sizeof(shown) + PROVIDER_NAME_MAX + 32] AGENT_PSRAM_ATTR;
+	size_t n = utf8_shown(shown, sizeof(shown), arguments, len, CALL_SHOWN_MAX);
 
 	(void)user;
-	snprintf(line, sizeof(line), "[tool call] %s %.*s%s", name,
-		 (int)utf8_prefix(arguments, len, CALL_SHOWN_MAX), arguments,
-		 len > CALL_SHOWN_MAX ? "..." : "");
+	snprintf(line, sizeof(line), "[tool call] %s %s%s", name, shown, n < len ? "..." : "");
 	agent_chat_say(line);
 	agent_chat.label_due = true;
 	if (agent_chat.tool_count < CONFIG_AGENT_MAX_TOOLS_LIMIT) {

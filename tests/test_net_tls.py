@@ -3,19 +3,23 @@
 The certificates come from `trustme`; tests/unit/net_probe (built with the simulator, ASan and
 UBSan) connects with agent_net_connect() and reports each result, see its header. The probe
 trusts only the compiled-in bundle and the CA file it is given, never the host's store, so
-every "refused" case below would pass through if verification were off.
+every "refused" case below would pass through if verification were off. It also reports the
+simulated internal heap, from which OpenSSL allocates a TLS connection's memory
+(docs/simulator.md, "Simulated heap").
 """
 
 from __future__ import annotations
 
 import datetime
 import errno
+import os
 import socket
 import ssl
 import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -114,12 +118,17 @@ def run_probe(
     ca_path: Path | None,
     request: str = "hello\n",
     chunk: int | None = None,
+    heap_left: int | None = None,
 ) -> dict[str, str]:
     args = [str(probe), host, str(port), "1" if tls else "0", str(ca_path) if ca_path else "-"]
     args.append(request)
     if chunk is not None:
         args.append(str(chunk))
-    result = subprocess.run(args, capture_output=True, text=True, timeout=30, check=False)
+    env = dict(os.environ)
+    if heap_left is not None:
+        env["NET_PROBE_HEAP_LEFT"] = str(heap_left)
+    result = subprocess.run(args, capture_output=True, text=True, timeout=30, check=False,
+                            env=env)
     assert result.returncode == 0, result.stderr
     assert "Sanitizer" not in result.stderr and "runtime error" not in result.stderr
     out: dict[str, str] = {}
@@ -266,3 +275,88 @@ def test_ca_file_errors(net_probe: Path, tmp_path: Path) -> None:
     trustme.CA().private_key_pem.write_to_path(str(key_only))
     out = run_probe(net_probe, "127.0.0.1", 9, False, key_only)
     assert out["ca"] == str(-errno.EINVAL)
+
+
+@dataclass
+class HeapUse:
+    """The probe's `heap` line: the simulated internal heap around one connection."""
+
+    before: int  # free before connecting
+    lowest: int  # the lowest free while the connection was open and received
+    peak: int  # the most allocated at once (the handshake, for TLS)
+    after: int  # free after closing
+
+    @property
+    def open_bytes(self) -> int:
+        return self.before - self.lowest
+
+    @property
+    def kept(self) -> int:
+        return self.before - self.after
+
+
+def heap_use(out: dict[str, str]) -> HeapUse:
+    return HeapUse(*(int(x) for x in out["heap"].split()))
+
+
+def test_tls_memory_comes_from_the_simulated_heap(
+    net_probe: Path, ca: trustme.CA, ca_file: Path
+) -> None:
+    """OpenSSL takes a TLS connection's memory from the simulated heap: what it really uses,
+    which depends on the connection, not a figure of the port; plain TCP takes none."""
+    uses = {}
+    leaves = {"ec": ca.issue_cert("localhost"),
+              "rsa_chain": ca.create_child_ca().issue_cert("localhost",
+                                                          key_type=trustme.KeyType.RSA)}
+    for name, leaf in leaves.items():
+        with serve(tls_handler(leaf)) as server:
+            out = run_probe(net_probe, "localhost", server.port, True, ca_file)
+        assert out["connect"] == "0" and bytes.fromhex(out["payload"]) == b"echo:hello\n"
+        use = uses[name] = heap_use(out)
+        # Open, at least OpenSSL's two record buffers (16 KiB of content each); the handshake
+        # took more; closing gives the connection's memory back, and the first connection
+        # leaves the library's caches (algorithm lookups) behind, less than it held.
+        assert use.open_bytes >= 32 * 1024, use
+        assert use.peak > use.open_bytes, use
+        assert 0 < use.kept < use.open_bytes, use
+    # A server sending an RSA key and an intermediate: more to verify and to keep.
+    assert uses["rsa_chain"].open_bytes > uses["ec"].open_bytes, uses
+    assert uses["rsa_chain"].peak > uses["ec"].peak, uses
+
+    def echo(conn: socket.socket) -> None:
+        conn.sendall(b"plain:" + conn.recv(100))
+
+    with serve(echo) as server:
+        out = run_probe(net_probe, "127.0.0.1", server.port, False, None)
+    assert out["connect"] == "0"
+    plain = heap_use(out)
+    assert plain.before == plain.lowest == plain.after and plain.peak == 0, plain
+
+
+def test_heap_too_small_for_tls_fails_cleanly(
+    net_probe: Path, ca: trustme.CA, ca_file: Path
+) -> None:
+    """Too little heap for a TLS connection: -ENOMEM (no crash, no sanitizer report, nothing
+    sent), at every stage of the handshake; with what it needs (and a margin for the sizes
+    that vary) it connects."""
+    leaf = ca.issue_cert("localhost")
+    with serve(tls_handler(leaf)) as server:
+        full = heap_use(run_probe(net_probe, "localhost", server.port, True, ca_file))
+    need = full.peak
+    for left in (0, 16, 4096, need // 4, need // 2, need * 3 // 4, need - 16 * 1024):
+        left -= left % 16
+        with serve(tls_handler(leaf)) as server:
+            out = run_probe(net_probe, "localhost", server.port, True, ca_file,
+                            heap_left=left)
+        assert out["connect"] == str(-errno.ENOMEM), (left, out)
+        assert "payload" not in out
+        use = heap_use(out)
+        assert use.before == left
+        # What stays is the library's caches filled so far (a failure's error records make
+        # it a few bytes more than a success leaves), never the connection's memory.
+        assert 0 <= use.kept <= full.kept + 1024, (left, use, full)
+    left = need + 4096
+    with serve(tls_handler(leaf)) as server:
+        out = run_probe(net_probe, "localhost", server.port, True, ca_file, heap_left=left)
+    assert out["connect"] == "0", out
+    assert bytes.fromhex(out["payload"]) == b"echo:hello\n"

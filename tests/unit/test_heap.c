@@ -1,7 +1,7 @@
 /*
  * The port's heap statistics (agent_heap_stats(), agent_heap_free(); the simulator's heap in
- * app/src/port/posix/heap.c), what a network connection holds of it, and the memory figures
- * and request samples built on them (app/src/agent/state/agent_mem.c).
+ * app/src/port/posix/heap.c), what a network connection takes from it, and the memory
+ * figures and request samples built on them (app/src/agent/state/agent_mem.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,13 +12,18 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "agent_config.h"
 #include "agent_mem.h"
 #include "agent_port.h"
+#include "provider.h"
 #include "posix/posix_port.h"
 
 #define TOTAL POSIX_HEAP_INTERNAL_BYTES
@@ -104,6 +109,90 @@ static void test_alloc_free_and_high_water(void **state)
 	assert_null(posix_heap_alloc(AGENT_MEM_INTERNAL, 0));
 }
 
+/* What the port's OpenSSL allocator asks of a block: is it the heap's, how large was it asked. */
+static void test_block_owner_and_size(void **state)
+{
+	uint8_t *a;
+
+	(void)state;
+	a = posix_heap_alloc(AGENT_MEM_INTERNAL, 100);
+	assert_non_null(a);
+	assert_true(posix_heap_owns(a));
+	assert_true(posix_heap_owns(a + 111));
+	assert_false(posix_heap_owns(&st));
+	assert_false(posix_heap_owns(NULL));
+	assert_int_equal(posix_heap_block_bytes(a), 100);
+	assert_int_equal(posix_heap_block_bytes(a + UNIT), 0); /* inside a block, not one */
+	assert_int_equal(posix_heap_block_bytes(a + 1), 0);
+	assert_int_equal(posix_heap_block_bytes(&st), 0);
+	assert_int_equal(posix_heap_free(a), 0);
+	assert_int_equal(posix_heap_block_bytes(a), 0);
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+/*
+ * Under AddressSanitizer the heap is poisoned but for the blocks handed out, up to the bytes
+ * asked for: a write one byte past a block or into a freed block is reported (the child
+ * dies), the last byte asked for and a block handed out again are writable.
+ */
+static uint8_t *asan_block;
+
+static void write_last(void)
+{
+	asan_block[99] = 1;
+}
+
+static void write_past(void)
+{
+	asan_block[100] = 1;
+}
+
+static void write_freed(void)
+{
+	(void)posix_heap_free(asan_block);
+	asan_block[0] = 1;
+}
+
+static void write_reused(void)
+{
+	(void)posix_heap_free(asan_block);
+	asan_block = posix_heap_alloc(AGENT_MEM_INTERNAL, 100);
+	asan_block[99] = 1;
+}
+
+static bool child_survives(void (*fn)(void))
+{
+	int status = 0;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* The report of an expected error would read as a failure in the test log. */
+		int null_fd = open("/dev/null", O_WRONLY);
+
+		if (null_fd >= 0) {
+			(void)dup2(null_fd, STDERR_FILENO);
+		}
+		fn();
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static void test_asan_sees_the_heap(void **state)
+{
+	(void)state;
+	asan_block = posix_heap_alloc(AGENT_MEM_INTERNAL, 100);
+	assert_non_null(asan_block);
+	assert_true(child_survives(write_last));
+	assert_false(child_survives(write_past));
+	assert_false(child_survives(write_freed));
+	assert_true(child_survives(write_reused));
+	assert_int_equal(posix_heap_free(asan_block), 0);
+}
+#endif
+
 /* The largest free block is the longest run of free units, not the free total. */
 static void test_largest_block_under_fragmentation(void **state)
 {
@@ -162,30 +251,65 @@ static int listen_local(uint16_t *port)
 	return fd;
 }
 
-static void test_connection_holds_heap_while_open(void **state)
+/*
+ * A plain TCP connection takes nothing from the simulated heap (the host's kernel holds its
+ * buffers): it connects with the heap full and the heap does not move. A TLS connection
+ * takes OpenSSL's memory from it: with the heap full it cannot begin and fails with -ENOMEM.
+ * (What a TLS connection really takes: tests/test_net_tls.py, with a TLS server.)
+ */
+static void test_connection_memory_comes_from_the_heap(void **state)
 {
 	struct agent_net *net;
 	uint16_t port;
 	int fd = listen_local(&port);
-	void *rest;
+	void *all;
 
 	(void)state;
+	all = posix_heap_alloc(AGENT_MEM_INTERNAL, TOTAL);
+	assert_non_null(all);
 	assert_int_equal(agent_net_connect(&net, "127.0.0.1", port, false, 2000, NULL), 0);
 	stats();
-	assert_int_equal(st.allocated_bytes, POSIX_NET_TCP_HEAP_BYTES);
+	assert_int_equal(st.allocated_bytes, TOTAL);
+	assert_int_equal(agent_net_send(net, "x", 1, 2000, NULL), 0);
 	agent_net_close(net);
+	assert_int_equal(agent_net_connect(&net, "127.0.0.1", port, true, 2000, NULL), -ENOMEM);
 	stats();
-	assert_int_equal(st.allocated_bytes, 0);
-	assert_int_equal(st.max_allocated_bytes, POSIX_NET_TCP_HEAP_BYTES);
+	assert_int_equal(st.allocated_bytes, TOTAL);
+	assert_int_equal(st.max_allocated_bytes, TOTAL);
+	assert_int_equal(posix_heap_free(all), 0);
+	close(fd);
+}
 
-	/* Exactly what a connection needs left: it connects; one unit less: -ENOMEM. */
-	rest = posix_heap_alloc(AGENT_MEM_INTERNAL, TOTAL - POSIX_NET_TCP_HEAP_BYTES);
-	assert_non_null(rest);
-	assert_int_equal(agent_net_connect(&net, "127.0.0.1", port, false, 2000, NULL), 0);
-	agent_net_close(net);
-	assert_non_null(posix_heap_alloc(AGENT_MEM_INTERNAL, UNIT));
-	assert_int_equal(agent_net_connect(&net, "127.0.0.1", port, false, 2000, NULL), -ENOMEM);
-	posix_heap_reset();
+/* A request whose connection finds no memory says so (not "network error -12"). */
+static char provider_error[200];
+
+static int on_provider_event(void *user_data, const struct provider_event *ev)
+{
+	(void)user_data;
+	if (ev->type == PROVIDER_ERROR) {
+		snprintf(provider_error, sizeof(provider_error), "%s", ev->error.message);
+	}
+	return 0;
+}
+
+static void test_no_memory_for_a_connection_is_said(void **state)
+{
+	static struct agent_config cfg;
+	struct provider_request req = {.config = &cfg, .instructions = "", .prompt = "hi",
+				       .emit = on_provider_event};
+	uint16_t port;
+	int fd = listen_local(&port);
+	void *all = posix_heap_alloc(AGENT_MEM_INTERNAL, TOTAL);
+
+	(void)state;
+	assert_non_null(all);
+	snprintf(cfg.endpoint, sizeof(cfg.endpoint), "https://127.0.0.1:%u/v1/chat/completions",
+		 (unsigned int)port);
+	strcpy(cfg.model, "m");
+	provider_error[0] = '\0';
+	assert_int_equal(provider_run(&req), -ENOMEM);
+	assert_string_equal(provider_error, "no memory for a connection to 127.0.0.1");
+	assert_int_equal(posix_heap_free(all), 0);
 	close(fd);
 }
 
@@ -340,9 +464,14 @@ int main(void)
 		cmocka_unit_test_setup(test_empty_heap, setup),
 		cmocka_unit_test_setup(test_psram_has_no_heap, setup),
 		cmocka_unit_test_setup(test_alloc_free_and_high_water, setup),
+		cmocka_unit_test_setup(test_block_owner_and_size, setup),
+#if defined(__SANITIZE_ADDRESS__)
+		cmocka_unit_test_setup(test_asan_sees_the_heap, setup),
+#endif
 		cmocka_unit_test_setup(test_largest_block_under_fragmentation, setup),
 		cmocka_unit_test_setup(test_whole_heap_at_the_bound, setup),
-		cmocka_unit_test_setup(test_connection_holds_heap_while_open, setup),
+		cmocka_unit_test_setup(test_connection_memory_comes_from_the_heap, setup),
+		cmocka_unit_test_setup(test_no_memory_for_a_connection_is_said, setup),
 		cmocka_unit_test_setup(test_figures_are_heap_plus_pools, setup),
 		cmocka_unit_test_setup(test_request_samples, setup),
 		cmocka_unit_test_setup(test_each_http_request_counts, setup),

@@ -614,6 +614,10 @@ static void network_error(struct provider_turn *t, int err, const struct http_ur
 		snprintf(line, len, "the connection closed before the %s ended",
 			 status_ok(t) ? "turn" : "response");
 		break;
+	case -ENOMEM:
+		/* No connection slot, or the TLS stack found its heap short (docs/jobs.md). */
+		snprintf(line, len, "no memory for a connection to %s", url->host);
+		break;
 	case -EPROTONOSUPPORT:
 		snprintf(line, len, "this firmware has no TLS: use an http:// endpoint or a "
 			 "build with TLS (docs/tls.md)");

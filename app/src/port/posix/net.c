@@ -11,9 +11,18 @@
  * wrong CA must fail here as it would on the device. See docs/tls.md.
  *
  * Connections come from a fixed table (POSIX_NET_SLOTS). One connection is used by one
- * thread at a time; different connections may be used from different threads. While open,
- * each holds a block of the simulated internal heap (heap.c, posix_port.h), as a device's
- * network stack holds buffers: agent status shows it.
+ * thread at a time; different connections may be used from different threads.
+ *
+ * Memory: OpenSSL allocates through this file's functions (CRYPTO_set_mem_functions(), set
+ * before OpenSSL allocates anything). While a thread works on a TLS connection (handshake,
+ * send, receive, close) they take from the simulated internal heap (heap.c), as Mbed TLS on a
+ * device takes from internal RAM: agent status shows a TLS request's real memory there. The
+ * rest (the library's own state, the SSL_CTX with its trust store, each thread's error queue
+ * and random generators) comes from the host's heap: made once (per thread), shared by every
+ * connection, it would move the idle figure, not a request's. A plain TCP connection takes
+ * nothing from the simulated heap (the host's kernel holds its buffers). An allocation the
+ * simulated heap cannot serve fails, OpenSSL's call fails, and the port returns -ENOMEM.
+ * docs/simulator.md, "Simulated heap".
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* getaddrinfo_a, MSG_NOSIGNAL, SOCK_NONBLOCK */
@@ -32,14 +41,17 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <openssl/bio.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
+#include <openssl/rand.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
@@ -70,7 +82,6 @@ struct agent_net {
 	struct addrinfo hints;
 	char host[NET_HOST_MAX + 1];
 	char service[8];
-	void *heap_block; /* what the connection holds of the simulated heap (heap.c) */
 };
 
 static struct agent_net net_table[POSIX_NET_SLOTS];
@@ -78,6 +89,104 @@ static struct agent_net net_table[POSIX_NET_SLOTS];
 static pthread_mutex_t net_lock = PTHREAD_MUTEX_INITIALIZER;
 static SSL_CTX *net_ctx;
 static BIO_METHOD *net_bio_method;
+
+/* ---- OpenSSL's memory ------------------------------------------------------------------ */
+
+/* CRYPTO_set_mem_functions() took ours: it must come before OpenSSL's first allocation. */
+static bool net_mem_routed;
+/* Above 0 while this thread works on a connection: OpenSSL's allocations go to the heap. */
+static _Thread_local unsigned int net_heap_scope;
+/* An allocation of this thread found the simulated heap short since the scope began. */
+static _Thread_local bool net_heap_short;
+/* This thread's own OpenSSL state (error queue, random generators) exists. */
+static _Thread_local bool net_thread_ready;
+
+static void *net_crypto_malloc(size_t num, const char *file, int line)
+{
+	void *block;
+
+	(void)file;
+	(void)line;
+	if (num == 0u) {
+		return NULL; /* as OpenSSL's own allocator */
+	}
+	if (net_heap_scope == 0u) {
+		return malloc(num);
+	}
+	block = posix_heap_alloc(AGENT_MEM_INTERNAL, num);
+	if (block == NULL) {
+		net_heap_short = true;
+	}
+	return block;
+}
+
+static void net_crypto_free(void *addr, const char *file, int line)
+{
+	if (!posix_heap_owns(addr)) {
+		free(addr);
+	} else if (posix_heap_free(addr) != 0) {
+		fprintf(stderr, "net: OpenSSL freed %p (%s:%d), not a block of the heap\n", addr,
+			file != NULL ? file : "?", line);
+		abort();
+	}
+}
+
+/* A block stays in the heap it came from, whichever thread or scope reallocates it. */
+static void *net_crypto_realloc(void *addr, size_t num, const char *file, int line)
+{
+	size_t old;
+	void *block;
+
+	if (addr == NULL) {
+		return net_crypto_malloc(num, file, line);
+	}
+	if (num == 0u) {
+		net_crypto_free(addr, file, line);
+		return NULL;
+	}
+	if (!posix_heap_owns(addr)) {
+		return realloc(addr, num);
+	}
+	old = posix_heap_block_bytes(addr);
+	block = posix_heap_alloc(AGENT_MEM_INTERNAL, num);
+	if (block == NULL) {
+		net_heap_short = true;
+		return NULL; /* the old block stays valid, as with realloc() */
+	}
+	memcpy(block, addr, old < num ? old : num);
+	net_crypto_free(addr, file, line);
+	return block;
+}
+
+/* Before main() and before anything can call OpenSSL: afterwards the call is refused. */
+__attribute__((constructor)) static void net_route_crypto_memory(void)
+{
+	net_mem_routed =
+		CRYPTO_set_mem_functions(net_crypto_malloc, net_crypto_realloc, net_crypto_free) == 1;
+}
+
+/*
+ * This thread begins work on a connection (@p tls: a TLS one). Its own OpenSSL state, which
+ * lives as long as the thread, is made first, outside the scope, so that only the
+ * connection's memory is taken from the simulated heap.
+ */
+static void net_heap_enter(bool tls)
+{
+	if (tls && !net_thread_ready) {
+		ERR_clear_error();
+		(void)RAND_get0_public(NULL);
+		(void)RAND_get0_private(NULL);
+		net_thread_ready = true;
+	}
+	if (net_heap_scope++ == 0u) {
+		net_heap_short = false;
+	}
+}
+
+static void net_heap_leave(void)
+{
+	net_heap_scope--;
+}
 
 /* ---- Waiting -------------------------------------------------------------------------- */
 
@@ -378,6 +487,11 @@ static int net_tls_init_locked(void)
 	if (net_ctx != NULL) {
 		return 0;
 	}
+	if (!net_mem_routed) {
+		fprintf(stderr, "net: OpenSSL allocated memory before the port could route it to "
+				"the simulated heap: TLS is off\n");
+		return -ECONNABORTED;
+	}
 	if (net_bio_method == NULL) {
 		net_bio_method = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK,
 					      "agent_net");
@@ -443,7 +557,9 @@ static int net_tls_error(struct agent_net *net, int ssl_error, bool handshake)
 {
 	int err;
 
-	if (handshake) {
+	if (net_heap_short) {
+		err = -ENOMEM; /* the simulated heap could not serve an allocation */
+	} else if (handshake) {
 		err = SSL_get_verify_result(net->ssl) != X509_V_OK ? -EACCES : -ECONNABORTED;
 	} else if (ssl_error == SSL_ERROR_SYSCALL && net->io_errno != 0) {
 		err = net->io_errno == EPIPE ? -EPIPE : -net->io_errno;
@@ -535,8 +651,6 @@ static void net_teardown(struct agent_net *net)
 		close(net->fd);
 		net->fd = -1;
 	}
-	(void)posix_heap_free(net->heap_block);
-	net->heap_block = NULL;
 }
 
 int agent_net_connect(struct agent_net **out, const char *host, uint16_t port, bool tls,
@@ -571,20 +685,21 @@ int agent_net_connect(struct agent_net **out, const char *host, uint16_t port, b
 		net_release(net, release_state);
 		return err;
 	}
-	/* The buffers a device's network stack holds while the connection is open. */
-	net->heap_block = posix_heap_alloc(AGENT_MEM_INTERNAL,
-					   POSIX_NET_TCP_HEAP_BYTES + (tls ? POSIX_NET_TLS_HEAP_BYTES : 0u));
-	err = net->heap_block != NULL ? net_tcp_connect(net, res, deadline_ms, cancel) : -ENOMEM;
+	err = net_tcp_connect(net, res, deadline_ms, cancel);
 	freeaddrinfo(res);
 	if (tls && err == -ECONNRESET) {
 		/* Reset as soon as it was accepted: for TLS, a handshake that failed. */
 		err = -ECONNABORTED;
 	}
+	net_heap_enter(tls);
 	if (err == 0 && tls) {
 		err = net_tls_handshake(net, host, deadline_ms, cancel);
 	}
 	if (err != 0) {
 		net_teardown(net);
+	}
+	net_heap_leave();
+	if (err != 0) {
 		net_release(net, NET_FREE);
 		return err;
 	}
@@ -629,15 +744,11 @@ static int net_send_some(struct agent_net *net, const uint8_t *data, size_t len,
 	}
 }
 
-int agent_net_send(struct agent_net *net, const void *data, size_t len, uint32_t timeout_ms,
-		   const struct agent_cancel *cancel)
+static int net_send_all(struct agent_net *net, const uint8_t *p, size_t len,
+			uint32_t timeout_ms, const struct agent_cancel *cancel)
 {
-	const uint8_t *p = data;
 	int64_t deadline_ms = net_deadline(timeout_ms);
 
-	if (!net_valid(net) || (data == NULL && len > 0)) {
-		return -EINVAL;
-	}
 	while (len > 0) {
 		short wait_for;
 		int n;
@@ -662,6 +773,20 @@ int agent_net_send(struct agent_net *net, const void *data, size_t len, uint32_t
 		}
 	}
 	return 0;
+}
+
+int agent_net_send(struct agent_net *net, const void *data, size_t len, uint32_t timeout_ms,
+		   const struct agent_cancel *cancel)
+{
+	int err;
+
+	if (!net_valid(net) || (data == NULL && len > 0)) {
+		return -EINVAL;
+	}
+	net_heap_enter(net->ssl != NULL);
+	err = net_send_all(net, data, len, timeout_ms, cancel);
+	net_heap_leave();
+	return err;
 }
 
 /* Bytes (> 0), 0 at an orderly end, -EAGAIN when the caller must wait, or an error. */
@@ -703,14 +828,11 @@ static int net_recv_some(struct agent_net *net, void *buf, size_t len, short *wa
 	}
 }
 
-int agent_net_recv(struct agent_net *net, void *buf, size_t len, uint32_t timeout_ms,
-		   const struct agent_cancel *cancel)
+static int net_recv_wait(struct agent_net *net, void *buf, size_t len, uint32_t timeout_ms,
+			 const struct agent_cancel *cancel)
 {
 	int64_t deadline_ms = net_deadline(timeout_ms);
 
-	if (!net_valid(net) || buf == NULL || len == 0) {
-		return -EINVAL;
-	}
 	for (;;) {
 		short wait_for;
 		int n;
@@ -729,12 +851,28 @@ int agent_net_recv(struct agent_net *net, void *buf, size_t len, uint32_t timeou
 	}
 }
 
+int agent_net_recv(struct agent_net *net, void *buf, size_t len, uint32_t timeout_ms,
+		   const struct agent_cancel *cancel)
+{
+	int n;
+
+	if (!net_valid(net) || buf == NULL || len == 0) {
+		return -EINVAL;
+	}
+	net_heap_enter(net->ssl != NULL);
+	n = net_recv_wait(net, buf, len, timeout_ms, cancel);
+	net_heap_leave();
+	return n;
+}
+
 void agent_net_close(struct agent_net *net)
 {
 	if (!net_valid(net)) {
 		return;
 	}
+	net_heap_enter(net->ssl != NULL);
 	net_teardown(net);
+	net_heap_leave();
 	net_release(net, NET_FREE);
 }
 

@@ -128,25 +128,8 @@ static void copy_bounded(char *dst, size_t cap, const char *src)
 
 /* ---- pools --------------------------------------------------------------------------------- */
 
-#define POOLS_SEEN_MAX 16
-
-struct pool_view {
-	struct agent_pool_stats stats[POOLS_SEEN_MAX];
-	size_t count;
-};
-
-static int pool_collect(const struct agent_pool_stats *stats, void *user_data)
-{
-	struct pool_view *view = user_data;
-
-	if (view->count == POOLS_SEEN_MAX) {
-		return 1;
-	}
-	view->stats[view->count++] = *stats;
-	return 0;
-}
-
-static const struct agent_pool_stats *pool_find(const struct pool_view *view, const char *name)
+static const struct agent_pool_stats *pool_find(const struct agent_mem_pool_list *view,
+						const char *name)
 {
 	for (size_t i = 0; i < view->count; i++) {
 		if (view->stats[i].name != NULL && strcmp(view->stats[i].name, name) == 0) {
@@ -185,7 +168,7 @@ static void decide(struct agent_job_admission *out, enum agent_job_disposition d
 }
 
 /* Under the lock. @p view holds the pools as they are now. */
-static void admission(const struct job *job, const struct pool_view *view,
+static void admission(const struct job *job, const struct agent_mem_pool_list *view,
 		      struct agent_job_admission *out)
 {
 	const struct agent_job_def *def = job->def;
@@ -301,7 +284,7 @@ int agent_job_register(const struct agent_job_def *def)
 
 int agent_job_check(const char *name, struct agent_job_admission *out)
 {
-	struct pool_view view = {0};
+	struct agent_mem_pool_list view;
 	struct job *job;
 	int err = 0;
 
@@ -310,7 +293,7 @@ int agent_job_check(const char *name, struct agent_job_admission *out)
 	}
 	/* Pools are read before the registry lock: the pool visitor takes the pool lock, and
 	 * nothing that holds it ever waits for this one. */
-	agent_pool_foreach(pool_collect, &view);
+	agent_mem_pools(&view);
 	jobs_lock();
 	job = job_find(name);
 	if (job == NULL) {
@@ -326,11 +309,11 @@ int agent_job_begin(const char *name, const char *owner, struct agent_job_admiss
 {
 	struct agent_job_admission local;
 	struct agent_job_admission *out = why != NULL ? why : &local;
-	struct pool_view view = {0};
+	struct agent_mem_pool_list view;
 	struct job *job;
 	int err;
 
-	agent_pool_foreach(pool_collect, &view);
+	agent_mem_pools(&view);
 	jobs_lock();
 	job = job_find(name);
 	if (job == NULL) {
@@ -366,7 +349,7 @@ void agent_job_end(const char *name, int err)
 	jobs_unlock();
 }
 
-static void record_fill(const struct job *job, const struct pool_view *view,
+static void record_fill(const struct job *job, const struct agent_mem_pool_list *view,
 			struct agent_job_record *rec)
 {
 	const struct agent_job_def *def = job->def;
@@ -397,14 +380,14 @@ static void record_fill(const struct job *job, const struct pool_view *view,
 
 void agent_jobs_snapshot(struct agent_jobs_snapshot *out)
 {
-	struct pool_view view = {0};
+	struct agent_mem_pool_list view;
 	unsigned int slots_used = 0;
 
 	if (out == NULL) {
 		return;
 	}
 	memset(out, 0, sizeof(*out));
-	agent_pool_foreach(pool_collect, &view);
+	agent_mem_pools(&view);
 	out->taken_ms = agent_uptime_ms();
 	agent_mem_figures_from_pools(out->mem, view.stats, view.count);
 	for (size_t c = 0; c < AGENT_MEM_CLASS_COUNT; c++) {

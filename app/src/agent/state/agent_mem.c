@@ -36,14 +36,9 @@ void agent_mem_figures_from_pools(struct agent_mem_figures out[AGENT_MEM_CLASS_C
 	}
 }
 
-struct pool_list {
-	struct agent_pool_stats stats[AGENT_MEM_POOLS_MAX];
-	size_t count;
-};
-
 static int pool_collect(const struct agent_pool_stats *s, void *user_data)
 {
-	struct pool_list *list = user_data;
+	struct agent_mem_pool_list *list = user_data;
 
 	if (list->count == AGENT_MEM_POOLS_MAX) {
 		return 1;
@@ -52,12 +47,17 @@ static int pool_collect(const struct agent_pool_stats *s, void *user_data)
 	return 0;
 }
 
+void agent_mem_pools(struct agent_mem_pool_list *list)
+{
+	list->count = 0;
+	agent_pool_foreach(pool_collect, list);
+}
+
 void agent_mem_read(struct agent_mem_figures out[AGENT_MEM_CLASS_COUNT])
 {
-	struct pool_list list;
+	struct agent_mem_pool_list list;
 
-	list.count = 0;
-	agent_pool_foreach(pool_collect, &list);
+	agent_mem_pools(&list);
 	agent_mem_figures_from_pools(out, list.stats, list.count);
 }
 

@@ -54,6 +54,16 @@ struct agent_mem_requests {
 /* While a response streams in, at most one internal memory sample per this many ms. */
 #define AGENT_MEM_SAMPLE_INTERVAL_MS 50
 
+/** The statistics of every pool, as agent_pool_foreach() gives them (at most the first
+ * AGENT_MEM_POOLS_MAX). */
+struct agent_mem_pool_list {
+	struct agent_pool_stats stats[AGENT_MEM_POOLS_MAX];
+	size_t count;
+};
+
+/** Read every pool's statistics into @p list. */
+void agent_mem_pools(struct agent_mem_pool_list *list);
+
 /** Every figure of every class, now (walks the heaps for their largest blocks). */
 void agent_mem_read(struct agent_mem_figures out[AGENT_MEM_CLASS_COUNT]);
 

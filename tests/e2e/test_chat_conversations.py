@@ -386,7 +386,8 @@ def pool_lines(dut: SimDevice) -> dict[str, str]:
     for line in dut.exec_command("agent status"):
         if line.startswith("pool:"):
             pools[line.split()[1]] = line
-    assert set(pools) == {"conv", "stream", "request"}, pools
+    # The conversation store's pool and the provider's; the man page pool is made at boot too.
+    assert set(pools) == {"conv", "stream", "request", "man"}, pools
     return pools
 
 

@@ -50,7 +50,7 @@ struct turn_state {
 	char call_id[PROVIDER_ID_MAX + 1];
 	char name[PROVIDER_NAME_MAX + 1];
 	size_t name_len; /* the name as the model wrote it: a NUL in it is kept */
-	char shown[PROVIDER_NAME_MAX * 6 + 1]; /* the name as utf8_shown() shows it */
+	char shown[SHOWN_IN_ERROR]; /* the name as utf8_shown() shows it in an error line */
 	size_t args_len;
 	char response_id[PROVIDER_ID_MAX + 1];
 	struct provider_usage usage; /* summed over the request */
@@ -286,7 +286,7 @@ static int handle_call(struct agent_request *req, struct tool_session *session,
 	int err;
 
 	if (def == NULL) {
-		(void)utf8_shown(st->shown, SHOWN_IN_ERROR, st->name, st->name_len, st->name_len);
+		(void)utf8_shown(st->shown, sizeof(st->shown), st->name, st->name_len, st->name_len);
 		say_error(req, "the model called an unknown tool: %s%s", st->shown, "");
 		return -EPROTO;
 	}
@@ -451,7 +451,7 @@ static int request_run(struct agent_request *req)
 			return -EPROTO;
 		}
 		if (final) {
-			(void)utf8_shown(st.shown, SHOWN_IN_ERROR, st.name, st.name_len,
+			(void)utf8_shown(st.shown, sizeof(st.shown), st.name, st.name_len,
 					 st.name_len);
 			say_error(req, "the model called %s although no tools were offered%s",
 				  st.shown, "");

@@ -1,4 +1,4 @@
-"""scripts/fetch_littlefs.py and scripts/fetch_zcbor.py over scripts/pypi_sources.py.
+"""scripts/fetch_littlefs.py, fetch_zcbor.py and fetch_lua.py over scripts/pypi_sources.py.
 
 No network: each script's configuration runs against a tiny archive made here with the
 member layout of the real one (the littlefs-python sdist, the zcbor wheel), its SHA-256
@@ -40,6 +40,7 @@ def _load(name: str, path: Path) -> ModuleType:
 
 LITTLEFS = _load("fetch_littlefs", SCRIPTS_DIR / "fetch_littlefs.py")
 ZCBOR = _load("fetch_zcbor", SCRIPTS_DIR / "fetch_zcbor.py")
+LUA = _load("fetch_lua", SCRIPTS_DIR / "fetch_lua.py")
 PYPI = LITTLEFS.pypi_sources  # the module both scripts import
 
 # Members of the fake littlefs-python sdist: what is taken, below the destination.
@@ -76,6 +77,24 @@ ZCBOR_SKIPPED = (
     "zcbor/include/../escape.h",
     "zcbor-0.9.1.dist-info/METADATA",
     "zcbor/prelude.cddl",
+)
+
+# Members of the fake lupa sdist: the Lua core and libraries are taken, flat.
+LUA_TAKEN = {f"lupa-2.8/third-party/lua54/{name}": name for name in (
+    "lapi.c", "lua.h", "luaconf.h", "lvm.c", "lstrlib.c", "linit.c", "llimits.h", "lualib.h")}
+LUA_SKIPPED = (
+    "lupa-2.8/third-party/lua54/lua.c",  # the stand-alone interpreter
+    "lupa-2.8/third-party/lua54/onelua.c",
+    "lupa-2.8/third-party/lua54/ltests.c",
+    "lupa-2.8/third-party/lua54/ltests.h",
+    "lupa-2.8/third-party/lua54/makefile",
+    "lupa-2.8/third-party/lua54/README.md",
+    "lupa-2.8/third-party/lua54/testes/all.lua",
+    "lupa-2.8/third-party/lua54/testes/libs/lib1.c",
+    "lupa-2.8/third-party/lua52/lapi.c",
+    "lupa-2.8/third-party/luajit21/src/lj_api.c",
+    "lupa-2.8/lupa/_lupa.pyx",
+    "lupa-2.8/third-party/lua54/../lescape.c",
 )
 
 
@@ -144,12 +163,16 @@ CASES = [
          ZCBOR_TAKEN, ZCBOR_SKIPPED, "ZCBOR_DIR", "lib/zcbor",
          "--only-binary", "zcbor==0.9.1",
          "zcbor/src/zcbor_encode.c"),
+    Case(LUA, "--sdist", make_sdist, "lupa-2.8.tar.gz",
+         LUA_TAKEN, LUA_SKIPPED, "LUA_DIR", "lib/lua",
+         "--no-binary", "lupa==2.8",
+         "lupa-2.8/third-party/lua54/lvm.c"),
 ]
 
 
-@pytest.fixture(params=CASES, ids=["littlefs", "zcbor"])
+@pytest.fixture(params=CASES, ids=["littlefs", "zcbor", "lua"])
 def case(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Case:
-    for name in ("LITTLEFS_DIR", "ZCBOR_DIR", "ZEPHYR_BASE"):
+    for name in ("LITTLEFS_DIR", "ZCBOR_DIR", "LUA_DIR", "ZEPHYR_BASE"):
         monkeypatch.delenv(name, raising=False)
     result: Case = request.param
     return result

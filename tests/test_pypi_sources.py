@@ -1,4 +1,5 @@
-"""scripts/fetch_littlefs.py, fetch_zcbor.py and fetch_lua.py over scripts/pypi_sources.py.
+"""scripts/fetch_littlefs.py, fetch_zcbor.py, fetch_lua.py and fetch_micropython.py over
+scripts/pypi_sources.py.
 
 No network: each script's configuration runs against a tiny archive made here with the
 member layout of the real one (the littlefs-python sdist, the zcbor wheel), its SHA-256
@@ -41,6 +42,7 @@ def _load(name: str, path: Path) -> ModuleType:
 LITTLEFS = _load("fetch_littlefs", SCRIPTS_DIR / "fetch_littlefs.py")
 ZCBOR = _load("fetch_zcbor", SCRIPTS_DIR / "fetch_zcbor.py")
 LUA = _load("fetch_lua", SCRIPTS_DIR / "fetch_lua.py")
+MICROPYTHON = _load("fetch_micropython", SCRIPTS_DIR / "fetch_micropython.py")
 PYPI = LITTLEFS.pypi_sources  # the module both scripts import
 
 # Members of the fake littlefs-python sdist: what is taken, below the destination.
@@ -95,6 +97,26 @@ LUA_SKIPPED = (
     "lupa-2.8/third-party/luajit21/src/lj_api.c",
     "lupa-2.8/lupa/_lupa.pyx",
     "lupa-2.8/third-party/lua54/../lescape.c",
+)
+
+# Members of the fake mpy-cross-v6-3 sdist: py/, three shared/ folders and one extmod header,
+# with their paths below micropython/.
+MPY = "mpy_cross_v6_3-1.1.1/micropython"
+MICROPYTHON_TAKEN = {f"{MPY}/{name}": name for name in (
+    "py/vm.c", "py/mpconfig.h", "py/makeqstrdefs.py", "py/makeqstrdata.py",
+    "py/makeversionhdr.py", "py/py.mk", "shared/runtime/pyexec.c",
+    "shared/readline/readline.c", "shared/timeutils/timeutils.h", "extmod/modplatform.h")}
+MICROPYTHON_SKIPPED = (
+    f"{MPY}/mpy-cross/main.c",
+    f"{MPY}/mpy-cross/mpy_cross/__init__.py",
+    f"{MPY}/shared/tinyusb/mp_usbd.c",
+    f"{MPY}/shared/netutils/dhcpserver.c",
+    f"{MPY}/shared/runtime/sub/deeper.c",
+    f"{MPY}/extmod/modplatform.c",
+    f"{MPY}/tools/mpremote/LICENSE",
+    f"{MPY}/docs/conf.py",
+    f"{MPY}/py/../escape.c",
+    "mpy_cross_v6_3-1.1.1/PKG-INFO",
 )
 
 
@@ -167,12 +189,16 @@ CASES = [
          LUA_TAKEN, LUA_SKIPPED, "LUA_DIR", "lib/lua",
          "--no-binary", "lupa==2.8",
          "lupa-2.8/third-party/lua54/lvm.c"),
+    Case(MICROPYTHON, "--sdist", make_sdist, "mpy_cross_v6_3-1.1.1.tar.gz",
+         MICROPYTHON_TAKEN, MICROPYTHON_SKIPPED, "MICROPYTHON_DIR", "lib/micropython",
+         "--no-binary", "mpy-cross-v6-3==1.1.1",
+         f"{MPY}/py/makeqstrdata.py"),
 ]
 
 
-@pytest.fixture(params=CASES, ids=["littlefs", "zcbor", "lua"])
+@pytest.fixture(params=CASES, ids=["littlefs", "zcbor", "lua", "micropython"])
 def case(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Case:
-    for name in ("LITTLEFS_DIR", "ZCBOR_DIR", "LUA_DIR", "ZEPHYR_BASE"):
+    for name in ("LITTLEFS_DIR", "ZCBOR_DIR", "LUA_DIR", "MICROPYTHON_DIR", "ZEPHYR_BASE"):
         monkeypatch.delenv(name, raising=False)
     result: Case = request.param
     return result

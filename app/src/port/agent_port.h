@@ -194,6 +194,56 @@ int agent_heap_stats(enum agent_mem_class mem_class, struct agent_heap_stats *ou
  */
 int agent_heap_free(enum agent_mem_class mem_class, size_t *free_bytes);
 
+/* ---- Region heaps ------------------------------------------------------------------------- */
+
+/*
+ * A bounded heap over memory the caller provides: a script runtime's heap (docs/scripting.md,
+ * "Memory"). Nothing in it comes from or goes to malloc; an allocation that does not fit
+ * fails (NULL) and is counted. Zephyr: sys_heap over the region; POSIX: a first-fit heap of
+ * the port's own with boundary tags and coalescing (under AddressSanitizer the free parts are
+ * poisoned). Blocks are 8-byte aligned. One region is used by one thread at a time (its
+ * runtime's single-owner guard); only agent_region_stats() may be called from another.
+ */
+#define AGENT_REGIONS_MAX 4 /* region heaps the port keeps records for */
+
+struct agent_region;
+
+struct agent_region_stats {
+	const char *name;
+	size_t total_bytes;	   /* the region's size */
+	size_t used_bytes;	   /* allocated now, as asked for (without bookkeeping) */
+	size_t peak_used_bytes;	   /* the most allocated at once since init or the last reset */
+	size_t largest_free_bytes; /* the largest block an allocation could get now */
+	uint32_t blocks;	   /* blocks allocated now */
+	uint32_t alloc_failures;   /* allocations refused since init */
+};
+
+/**
+ * Make a region heap over @p mem (@p bytes, 8-byte aligned, at least 256 bytes). @p name is
+ * kept, not copied. -EINVAL on bad geometry, -ENOMEM when AGENT_REGIONS_MAX are in use.
+ */
+int agent_region_init(struct agent_region **out, const char *name, void *mem, size_t bytes);
+
+/** Give the record back (the memory stays the caller's). -EBUSY while blocks are allocated. */
+int agent_region_deinit(struct agent_region *region);
+
+/** A block of @p bytes (> 0), or NULL when none fits. */
+void *agent_region_alloc(struct agent_region *region, size_t bytes);
+
+/**
+ * Resize @p ptr to @p bytes like realloc(): NULL @p ptr allocates; 0 @p bytes frees and
+ * returns NULL; on failure NULL and @p ptr is untouched.
+ */
+void *agent_region_realloc(struct agent_region *region, void *ptr, size_t bytes);
+
+/** Free a block; NULL is ignored. */
+void agent_region_free(struct agent_region *region, void *ptr);
+
+int agent_region_stats(struct agent_region *region, struct agent_region_stats *out);
+
+/** Start a new high-water mark: peak_used_bytes becomes used_bytes. */
+void agent_region_reset_peak(struct agent_region *region);
+
 /**
  * Internal RAM a thread of the port occupies besides its stack (its control block and the
  * port's record of it, in a static slot): the task overhead jobs_list reports (docs/jobs.md).

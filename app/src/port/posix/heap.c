@@ -21,22 +21,10 @@
 #include "agent_port.h"
 #include "posix_port.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define HEAP_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define HEAP_ASAN 1
-#endif
-#endif
+#include "posix_asan.h"
 
-#ifdef HEAP_ASAN
-#include <sanitizer/asan_interface.h>
-#define HEAP_POISON(addr, size)	  ASAN_POISON_MEMORY_REGION((addr), (size))
-#define HEAP_UNPOISON(addr, size) ASAN_UNPOISON_MEMORY_REGION((addr), (size))
-#else
-#define HEAP_POISON(addr, size)	  ((void)(addr), (void)(size))
-#define HEAP_UNPOISON(addr, size) ((void)(addr), (void)(size))
-#endif
+#define HEAP_POISON(addr, size)	  POSIX_POISON((addr), (size))
+#define HEAP_UNPOISON(addr, size) POSIX_UNPOISON((addr), (size))
 
 #define HEAP_UNITS (POSIX_HEAP_INTERNAL_BYTES / POSIX_HEAP_UNIT_BYTES)
 

@@ -50,6 +50,12 @@ extern "C" {
 #define POSIX_HEAP_INTERNAL_BYTES (192u * 1024u)
 #define POSIX_HEAP_UNIT_BYTES	  16u
 
+/*
+ * The largest region heap (region.c): a chunk's size in 8-byte units is kept in 27 bits.
+ * agent_region_init() refuses more with -EINVAL (bytes beyond a multiple of 8 are unused).
+ */
+#define POSIX_REGION_MAX_BYTES (((1u << 27) - 1u) * 8u)
+
 /* ---- Flash image ------------------------------------------------------------------------- */
 
 #define POSIX_FLASH_MOUNT_POINT   "/lfs"

@@ -16,8 +16,9 @@ Symbols that are n, or that have no value because their dependencies are off, ar
 as Zephyr does.
 
 Any kconfiglib warning (an assignment to an undefined symbol, a value outside its range, a
-malformed fragment line) is an error, and so is an assignment that did not take effect
-(for example a symbol whose dependencies are off): the script prints the reason and exits
+malformed fragment line, a symbol set twice in the first fragment) is an error; a later
+fragment may override what an earlier one set. An assignment that did not take effect (for
+example a symbol whose dependencies are off) is an error too: the script prints the reason and exits
 non-zero without touching its outputs. The header and the .config are written only when
 their content changes, so that an unchanged configuration does not trigger a rebuild.
 
@@ -100,7 +101,10 @@ def load(kconfig: Path, confs: list[Path], srctree: Path) -> kconfiglib.Kconfig:
         kconf.warn_assign_override = True
         kconf.warn_assign_redun = True
 
-        for conf in confs:
+        for index, conf in enumerate(confs):
+            # A later fragment overrides an earlier one on purpose (as Zephyr's
+            # EXTRA_CONF_FILE does); within the first one a second assignment is a mistake.
+            kconf.warn_assign_override = index == 0
             kconf.load_config(str(conf), replace=False)
 
         # Range and type warnings are raised lazily, when a value is computed.

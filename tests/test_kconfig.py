@@ -59,14 +59,7 @@ BOUNDS: dict[str, tuple[int, str]] = {
 #: The spec's bounds this design holds no buffer for (symbol "-" in the table).
 UNBUFFERED = [row["spec_text"] for row in SPEC_ROWS if row["symbol"] == "-"]
 #: Symbols the code does not use yet, with the reason; every other one is used.
-NOT_USED_YET = {
-    # The scripting runtimes and tools (issue 13, "Scripting") use these bounds.
-    "AGENT_SCRIPT_SOURCE_MAX_LEN",
-    "AGENT_SCRIPT_TOOL_OUTPUT_MAX_LEN",
-    "AGENT_MANUAL_SCRIPT_OUTPUT_MAX_LEN",
-    "AGENT_MANUAL_SCRIPT_DEADLINE_S",
-    "AGENT_SCRIPT_FILE_ARGS_MAX",
-}
+NOT_USED_YET: set[str] = set()
 
 # Configuration limits and defaults that are not spec bounds (chosen in app/Kconfig).
 CONFIG_VALUES: dict[str, int | str] = {

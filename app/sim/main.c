@@ -18,6 +18,7 @@
 #include "posix_console.h"
 #include "posix_port.h"
 #include "provider.h"
+#include "script_runner.h"
 #include "sim_shell.h"
 
 #define FLASH_DEFAULT_PATH "flash.bin"
@@ -71,6 +72,8 @@ static void usage(FILE *out, const char *prog)
 		"                      the spec's 30 s)\n"
 		"  --request-deadline-ms=MS  tests: the provider request deadline (default\n"
 		"                      the spec's 90 s)\n"
+		"  --script-deadline-ms=MS  tests: the script deadline (default the\n"
+		"                      spec's 30 s)\n"
 		"  --version           print the version and exit\n"
 		"  --help              this text\n",
 		prog, FLASH_DEFAULT_PATH, POSIX_FLASH_BLOCK_BYTES, POSIX_FLASH_DEFAULT_BYTES,
@@ -164,6 +167,15 @@ static int parse_options(int argc, char **argv, struct options *opt)
 				return -EINVAL;
 			}
 			provider_set_request_deadline_ms(ms);
+#ifdef CONFIG_AGENT_SCRIPT_TEST_HOOKS
+		} else if ((value = option_value(argc, argv, &i, "--script-deadline-ms")) != NULL) {
+			uint32_t ms;
+
+			if (parse_ms(value, "--script-deadline-ms", &ms) != 0) {
+				return -EINVAL;
+			}
+			script_set_deadline_ms(ms);
+#endif
 		} else if ((value = option_value(argc, argv, &i, "--sd")) != NULL) {
 			if (value[0] == '\0') {
 				fprintf(stderr, "error: --sd needs a folder name\n");

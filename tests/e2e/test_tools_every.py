@@ -34,7 +34,8 @@ from tool_checks import (
 
 NOTES = b"line one\nline two\n"
 PATCH_ME = b"hello world\n"
-FILES = {"notes.txt": NOTES, "patch.txt": PATCH_ME, "scripts/mandel.py": b"print(42)\n"}
+FILES = {"notes.txt": NOTES, "patch.txt": PATCH_ME, "scripts/mandel.py": b"print(42)\n",
+         "scripts/answer.lua": b"local a, b = ...\nprint(a * b)\n"}
 
 Result = dict[str, object]
 
@@ -137,6 +138,15 @@ TOOL_CASES: dict[str, ToolCase] = {
     "display_list": ToolCase({}),
     "network_status": ToolCase({}),
     "sensors_read": ToolCase({"family": "battery"}),
+    "script_run_python": ToolCase({"source": "print(6 * 7)"},
+                                  has(language="python", outcome="completed", output="42\n",
+                                      truncated=False)),
+    "script_run_lua": ToolCase({"source": "print(6 * 7)"},
+                               has(language="lua", outcome="completed", output="42\n",
+                                   truncated=False)),
+    "script_run_file": ToolCase({"path": "scripts/answer.lua", "args": ["6", "7"]},
+                                has(language="lua", outcome="completed", output="42\n"),
+                                query="run a saved script file"),
 }
 
 

@@ -102,6 +102,18 @@ struct json_writer;
 void script_status_json(const struct script_status *status, const char *output,
 			struct json_writer *out);
 
+/**
+ * The deadline of a run, in ms: CONFIG_AGENT_MANUAL_SCRIPT_DEADLINE_S (the spec's 30 s for
+ * `agent script` and script_run_file; the script tools use it too), unless a test shortened
+ * it with script_set_deadline_ms() (CONFIG_AGENT_SCRIPT_TEST_HOOKS).
+ */
+uint32_t script_deadline_ms(void);
+
+#ifdef CONFIG_AGENT_SCRIPT_TEST_HOOKS
+/** Tests only: the deadline of every later run (0: back to the Kconfig value). */
+void script_set_deadline_ms(uint32_t ms);
+#endif
+
 /** The heap figures of @p lang's runtime; -ENOTSUP when it is not built in. */
 int script_heap_stats(enum script_lang lang, struct agent_region_stats *out);
 

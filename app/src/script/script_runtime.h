@@ -41,6 +41,8 @@ const struct script_runtime *script_runtime_python(void);
 
 struct agent_region *script_exec_heap(struct script_exec *ex);
 const char *script_exec_source(struct script_exec *ex, size_t *len);
+/** The source is compiled: a file's copy in the heap can go (optional; the runner frees it). */
+void script_exec_release_source(struct script_exec *ex);
 /* What tracebacks name the chunk: the file's path, or "<stdin>" for a source string. */
 const char *script_exec_chunk_name(struct script_exec *ex);
 /* Arguments: 0 is the chunk name (sys.argv[0] / arg[0]), then the request's. */
@@ -106,6 +108,13 @@ struct script_arg {
 	size_t len;
 	int64_t integer; /* SCRIPT_ARG_INT */
 };
+
+/*
+ * What a device API call may take from the run's heap for a moment (a file's bytes, a
+ * directory's names): a runtime that carves its own heap out of the region (MicroPython's
+ * garbage-collected heap) leaves at least this much of the region free.
+ */
+#define SCRIPT_API_SCRATCH_BYTES (CONFIG_AGENT_STORAGE_IO_MAX_LEN + 64)
 
 #define SCRIPT_FN_ARGS_MAX 3
 #define SCRIPT_ERROR_MAX   127

@@ -19,6 +19,7 @@
 #include "agent_version.h"
 #include "provider.h"
 #include "reference_sd.h"
+#include "script_runner.h"
 
 /* Why the stored configuration could not be loaded at boot, or 0. */
 static int load_error;
@@ -47,6 +48,14 @@ int agent_init(void)
 		err = ref_err;
 	}
 #endif
+	{
+		/* The script runtimes built in: their heaps, guards and tools. */
+		int script_err = script_runner_init();
+
+		if (err == 0) {
+			err = script_err;
+		}
+	}
 	(void)conv_err;
 	return load_error != 0 ? load_error : err;
 }
@@ -279,6 +288,9 @@ static const struct agent_subcmd subcmds[] = {
 	{"delete", "delete SLOT", "delete a stored conversation", cmd_delete},
 	{"ask", "ask PROMPT", "one request to the provider, answer streamed, nothing stored",
 	 agent_cmd_ask_exec},
+	{"script", "script LANG -c SRC|PATH",
+	 "run a python or lua source string or file (output, then status)",
+	 agent_cmd_script_exec},
 	{"config", "config NAME [VALUE]", "show or change a setting", agent_cmd_config_exec},
 	{"status", "status", "show the configuration, tool activity and memory", cmd_status},
 	{"tools", "tools", "list the tools: domain, risk, availability, policy", agent_cmd_tools_exec},

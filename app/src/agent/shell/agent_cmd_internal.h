@@ -20,6 +20,9 @@ int agent_cmd_config_exec(struct agent_console *console, int argc, char **argv);
 /** `agent ask PROMPT...` (agent_ask.c). */
 int agent_cmd_ask_exec(struct agent_console *console, int argc, char **argv);
 
+/** `agent script python|lua -c SOURCE | PATH [ARG...]` (agent_script_cmd.c). */
+int agent_cmd_script_exec(struct agent_console *console, int argc, char **argv);
+
 /** `agent tools` (agent_cmd_tools.c). */
 int agent_cmd_tools_exec(struct agent_console *console, int argc, char **argv);
 

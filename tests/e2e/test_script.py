@@ -1,0 +1,205 @@
+"""`agent script` over the console, in both languages and both forms (docs/scripting.md): the
+output and its 4095-byte bound, the status line, exceptions with their line, the argument
+bound, Esc and Ctrl-X cancelling an endless loop within a second, the deadline, a script
+that exhausts its heap, the device API's file access and its refusals."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from agent_host.testing.sim_device import PROMPT, SimDevice
+
+LANGS = ["python", "lua"]
+EXT = {"python": "py", "lua": "lua"}
+OUTPUT_MAX = 4095
+ARGS_MAX = 7
+STATUS = re.compile(rb"\[script\] [^\r\n]*\r\n")
+
+#: The same small programs in each language (one line each: the console gives no line breaks).
+SRC = {
+    "python": {
+        "answer": "print(6 * 7)",
+        "loop": "while True: pass",
+        "print_n": "print('x' * {n})",
+        "hog": "a = []\nwhile True: a.append('x' * 1000)".replace("\n", "; "),
+        "write": "import device; device.write('{path}', '{text}')",
+        "read_refused": "import device; device.read('/lfs/.agent/x')",
+    },
+    "lua": {
+        "answer": "print(6 * 7)",
+        "loop": "while true do end",
+        "print_n": "print(string.rep('x', {n}))",
+        "hog": "local t = {{}} while true do t[#t + 1] = string.rep('x', 1000) .. #t end",
+        "write": "device.write('{path}', '{text}')",
+        "read_refused": "device.read('/lfs/.agent/x')",
+    },
+}
+
+#: Files of several lines, written by a script first.
+FILES = {
+    "python": {
+        "raise": "x = 1\ny = 0\nprint(x / y)\n",
+        "syntax": "x = 1\n= = 2\n",
+        "args": "import sys\nprint(len(sys.argv) - 1, ' '.join(sys.argv[1:]))\n",
+    },
+    "lua": {
+        "raise": "local x = 1\nlocal y = nil\nprint(x + y)\n",
+        "syntax": "x = 1\n= = 2\n",
+        "args": "print(#arg, table.concat(arg, ' '))\n",
+    },
+}
+
+
+def quoted(code: str) -> str:
+    """@code as one double-quoted word of the console's command line."""
+    return '"' + code.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def script(dut: SimDevice, line: str, timeout: float = 20.0) -> tuple[str, str]:
+    """Run one `agent script` command line; return (its output, its status line)."""
+    mark = len(dut.transcript)
+    dut.write(line.encode() + b"\r")
+    dut.read_until(PROMPT, timeout, start=mark + len(line))
+    out = bytes(dut.transcript[mark:])
+    found = list(STATUS.finditer(out))
+    assert found, out
+    status = found[-1]
+    body = out[:status.start()].decode(errors="replace")
+    # The echo of the command is the first line.
+    body = body.split("\r\n", 1)[1] if "\r\n" in body else ""
+    return body.replace("\r\n", "\n"), status.group(0).decode().strip()
+
+
+def run_source(dut: SimDevice, lang: str, code: str) -> tuple[str, str]:
+    return script(dut, f"agent script {lang} -c {quoted(code)}")
+
+
+def source(lang: str, name: str, **fmt: object) -> str:
+    return SRC[lang][name].format(**fmt)
+
+
+def put_file(dut: SimDevice, lang: str, name: str) -> str:
+    """Write FILES[lang][name] with a script (its line breaks as \\n escapes); its path."""
+    path = f"/lfs/{name}.{EXT[lang]}"
+    text = FILES[lang][name].replace("'", "\\'").replace("\n", "\\n")
+    _, status = run_source(dut, lang, source(lang, "write", path=path, text=text))
+    assert status.startswith("[script] completed"), status
+    return path
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_source_string_prints_and_completes(dut, lang: str) -> None:
+    out, status = run_source(dut, lang, source(lang, "answer"))
+    assert out == "42\n"
+    assert status.startswith("[script] completed in "), status
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_an_exception_reports_type_message_and_line(dut, lang: str) -> None:
+    out, status = script(dut, f"agent script {lang} {put_file(dut, lang, 'raise')}")
+    assert out == ""
+    if lang == "python":
+        assert status.startswith("[script] exception: ZeroDivisionError at line 3: "), status
+    else:
+        assert status.startswith("[script] exception: runtime error at line 3: "), status
+        assert "arithmetic on a nil value" in status
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_syntax_error_is_an_exception_with_its_line(dut, lang: str) -> None:
+    _, status = script(dut, f"agent script {lang} {put_file(dut, lang, 'syntax')}")
+    assert status.startswith("[script] exception: "), status
+    assert " at line 2: " in status, status
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_file_gets_its_arguments(dut, lang: str) -> None:
+    path = put_file(dut, lang, "args")
+    args = [f"a{i}" for i in range(ARGS_MAX)]
+    out, status = script(dut, f"agent script {lang} {path} {' '.join(args)}")
+    assert out == f"{ARGS_MAX} {' '.join(args)}\n"
+    assert status.startswith("[script] completed"), status
+    lines = dut.exec_command(f"agent script {lang} {path} {' '.join(args + ['one-more'])}")
+    assert lines == [f"agent: at most {ARGS_MAX} arguments"]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_missing_file_is_a_load_failure(dut, lang: str) -> None:
+    _, status = script(dut, f"agent script {lang} /lfs/none.{EXT[lang]}")
+    assert status.startswith("[script] load_failed after "), status
+    assert "no such file" in status
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_reserved_paths_are_refused(dut, lang: str) -> None:
+    lines = dut.exec_command(f"agent script {lang} /lfs/.agent/x.{EXT[lang]}")
+    assert len(lines) == 1 and lines[0].startswith("agent: ") and ".agent" in lines[0], lines
+    _, status = run_source(dut, lang, source(lang, "read_refused"))
+    assert status.startswith("[script] exception: "), status
+    assert ".agent" in status, status
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("n", [OUTPUT_MAX, OUTPUT_MAX + 1])
+def test_output_is_bounded_to_4095_bytes(dut, lang: str, n: int) -> None:
+    # n - 1 characters and print's line break: n bytes.
+    out, status = run_source(dut, lang, source(lang, "print_n", n=n - 1))
+    assert out.rstrip("\n") == "x" * (n - 1)
+    if n <= OUTPUT_MAX:
+        assert "truncated" not in status, status
+    else:
+        assert status.endswith(f"; output truncated: {OUTPUT_MAX} of {n} bytes shown"), status
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("key", [b"\x1b", b"\x18"], ids=["esc", "ctrl-x"])
+def test_esc_or_ctrl_x_cancels_an_endless_loop_within_a_second(dut, lang: str,
+                                                                key: bytes) -> None:
+    line = f"agent script {lang} -c {quoted(source(lang, 'loop'))}"
+    mark = len(dut.transcript)
+    dut.write(line.encode() + b"\r")
+    dut.read_until(line.encode(), 10, start=mark)
+    time.sleep(0.5)
+    sent = time.monotonic()
+    dut.write(key)
+    dut.read_until(b"[script] cancelled after ", 5, start=mark)
+    assert time.monotonic() - sent < 1.0
+    dut.read_until(PROMPT, 5, start=mark + len(line))
+    # The runtime is free again.
+    out, status = run_source(dut, lang, source(lang, "answer"))
+    assert (out, status.split(" in ")[0]) == ("42\n", "[script] completed")
+
+
+@pytest.mark.sim_only("shortens the 30 s deadline with the simulator's --script-deadline-ms")
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_deadline_stops_an_endless_loop(sims, lang: str) -> None:
+    dut = sims.start(["--script-deadline-ms=1000"])
+    started = time.monotonic()
+    _, status = run_source(dut, lang, source(lang, "loop"))
+    elapsed = time.monotonic() - started
+    m = re.match(r"\[script\] deadline after (\d+) ms: ", status)
+    assert m, status
+    assert 1000 <= int(m.group(1)) < 1600
+    assert elapsed < 3.0
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_script_that_exhausts_its_heap_ends_out_of_memory(dut, lang: str) -> None:
+    _, status = run_source(dut, lang, source(lang, "hog"))
+    assert status.startswith("[script] out_of_memory after "), status
+    # The heap is whole again: the next run has all of it.
+    out, status = run_source(dut, lang, source(lang, "answer"))
+    assert out == "42\n" and status.startswith("[script] completed"), status
+
+
+def test_usage_errors(dut) -> None:
+    assert dut.exec_command("agent script") == [
+        "agent: usage: agent script python|lua -c SOURCE | PATH [ARG...]"]
+    assert dut.exec_command("agent script ruby -c x") == [
+        "agent: usage: agent script python|lua -c SOURCE | PATH [ARG...]"]
+    assert dut.exec_command("agent script lua -c") == [
+        "agent: usage: agent script lua -c SOURCE (quote the source)"]
+    assert dut.exec_command("agent script lua -c a b") == [
+        "agent: usage: agent script lua -c SOURCE (quote the source)"]

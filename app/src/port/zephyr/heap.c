@@ -11,6 +11,7 @@
  * chunk less its header. The high-water mark is the most this port's walks have seen
  * allocated. The walk holds the heap's lock (interrupts off) for every chunk of the heap, so
  * the agent's stream samples are rate-limited (agent_mem.h, AGENT_MEM_SAMPLE_INTERVAL_MS).
+ * The walk itself, zephyr_heap_walk(), serves the region heaps too (region.c).
  * docs/zephyr-port.md, "Heaps".
  */
 #include <errno.h>
@@ -20,29 +21,24 @@
 
 #include "agent_port.h"
 
-#if K_HEAP_MEM_POOL_SIZE > 0
-
 #include "heap.h" /* ${ZEPHYR_BASE}/lib/heap, added to the include path by app/CMakeLists.txt */
-
-extern struct k_heap _system_heap;
+#include "zephyr_port.h"
 
 BUILD_ASSERT(CHUNK_UNIT == 8U, "lib/heap/heap.h changed its chunk layout: review heap.c");
 
-static size_t heap_max_seen; /* under _system_heap.lock */
-
-static void heap_walk(struct agent_heap_stats *out)
+void zephyr_heap_walk(struct sys_heap *heap, struct zephyr_heap_walk *out)
 {
-	struct z_heap *h = _system_heap.heap.heap;
-	k_spinlock_key_t key = k_spin_lock(&_system_heap.lock);
+	struct z_heap *h = heap->heap;
 
+	out->used_bytes = 0;
 	out->free_bytes = 0;
-	out->allocated_bytes = 0;
 	out->largest_free_bytes = 0;
+	out->header_bytes = chunk_header_bytes(h);
 	for (chunkid_t c = right_chunk(h, 0); c < h->end_chunk; c = right_chunk(h, c)) {
 		size_t bytes = chunksz_to_bytes(h, chunk_size(h, c));
 
 		if (chunk_used(h, c)) {
-			out->allocated_bytes += bytes;
+			out->used_bytes += bytes;
 		} else if (!solo_free_header(h, c)) {
 			out->free_bytes += bytes;
 			if (bytes - chunk_header_bytes(h) > out->largest_free_bytes) {
@@ -50,9 +46,26 @@ static void heap_walk(struct agent_heap_stats *out)
 			}
 		}
 	}
-	if (out->allocated_bytes > heap_max_seen) {
-		heap_max_seen = out->allocated_bytes;
+}
+
+#if K_HEAP_MEM_POOL_SIZE > 0
+
+extern struct k_heap _system_heap;
+
+static size_t heap_max_seen; /* under _system_heap.lock */
+
+static void heap_walk(struct agent_heap_stats *out)
+{
+	struct zephyr_heap_walk walk;
+	k_spinlock_key_t key = k_spin_lock(&_system_heap.lock);
+
+	zephyr_heap_walk(&_system_heap.heap, &walk);
+	if (walk.used_bytes > heap_max_seen) {
+		heap_max_seen = walk.used_bytes;
 	}
+	out->allocated_bytes = walk.used_bytes;
+	out->free_bytes = walk.free_bytes;
+	out->largest_free_bytes = walk.largest_free_bytes;
 	out->max_allocated_bytes = heap_max_seen;
 	k_spin_unlock(&_system_heap.lock, key);
 	out->total_bytes = _system_heap.heap.init_bytes;

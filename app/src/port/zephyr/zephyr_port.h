@@ -6,6 +6,7 @@
 #define AGENT_ZEPHYR_PORT_H
 
 #include <zephyr/shell/shell.h>
+#include <zephyr/sys/sys_heap.h>
 
 #include "agent_port.h"
 
@@ -33,5 +34,21 @@ int zephyr_settings_init(void);
  * slot is taken.
  */
 struct agent_console *zephyr_console_get(const struct shell *sh);
+
+/* What one walk over a sys_heap's chunks found (heap.c). */
+struct zephyr_heap_walk {
+	size_t used_bytes;	   /* in used chunks, their headers included */
+	size_t free_bytes;	   /* in free chunks, their headers included */
+	size_t largest_free_bytes; /* the largest free chunk less its header */
+	size_t header_bytes;	   /* a chunk header in this heap: 4 (small heap) or 8 */
+};
+
+/**
+ * Walk every chunk of @p heap with the chunk layout of ${ZEPHYR_BASE}/lib/heap/heap.h (4.3 has
+ * no public call for the largest free block). The caller holds the lock that guards the heap
+ * (interrupts are off for the whole walk). Used for the system heap (heap.c) and the region
+ * heaps (region.c).
+ */
+void zephyr_heap_walk(struct sys_heap *heap, struct zephyr_heap_walk *out);
 
 #endif /* AGENT_ZEPHYR_PORT_H */

@@ -105,6 +105,7 @@ def load(kconfig: Path, confs: list[Path], srctree: Path) -> kconfiglib.Kconfig:
             # A later fragment overrides an earlier one on purpose (as Zephyr's
             # EXTRA_CONF_FILE does); within the first one a second assignment is a mistake.
             kconf.warn_assign_override = index == 0
+            kconf.warn_assign_redun = index == 0
             kconf.load_config(str(conf), replace=False)
 
         # Range and type warnings are raised lazily, when a value is computed.

@@ -76,6 +76,11 @@ IMAGES: tuple[Image, ...] = (
           ("-DEXTRA_CONF_FILE=overlay-tls.conf",), "native_sim/native/64 with overlay-tls.conf"),
     Image("mps2_an385", "mps2/an385", "gnuarmemb", (), "mps2/an385 (Cortex-M3, QEMU)",
           footprint=True),
+    # The script runtimes (app/overlay-scripting.conf): their footprint is this image's
+    # against mps2_an385's (docs/scripting.md, "Footprint").
+    Image("mps2_an385_scripting", "mps2/an385", "gnuarmemb",
+          ("-DEXTRA_CONF_FILE=overlay-scripting.conf",),
+          "mps2/an385 with both script runtimes (overlay-scripting.conf)", footprint=True),
     # native_sim's minimal-libc build needs arch/posix/include/undef_system_defines.h, which
     # the trimmed 4.3 tree lacks; the Cortex-M build checks the same sources.
     Image("mps2_an385_minimal_libc", "mps2/an385", "gnuarmemb", ("-DCONFIG_MINIMAL_LIBC=y",),

@@ -78,7 +78,7 @@ static const char *type_name(enum agent_fs_type type)
 
 static int fs_error(api_error error, int err, const char *what, const char *path)
 {
-	(void)snprintf(error, SCRIPT_ERROR_MAX + 1, "%s %s: %s", what, path,
+	(void)snprintf(error, SCRIPT_ERROR_MAX + 1, "%s %.96s: %s", what, path,
 		       storage_errno_text(err));
 	return err;
 }

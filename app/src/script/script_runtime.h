@@ -117,7 +117,7 @@ struct script_arg {
 #define SCRIPT_API_SCRATCH_BYTES (CONFIG_AGENT_STORAGE_IO_MAX_LEN + 64)
 
 #define SCRIPT_FN_ARGS_MAX 3
-#define SCRIPT_ERROR_MAX   127
+#define SCRIPT_ERROR_MAX   159 /* as TOOL_ERROR_MAX: a storage path refusal fits whole */
 
 struct script_fn {
 	const char *name;      /* "read" */

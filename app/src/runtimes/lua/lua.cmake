@@ -9,21 +9,20 @@
 # scripting.md, "Stack"). The io, os and package libraries and linit.c are left out: a
 # script reaches files and the board through the device API, never through the C library.
 # Third-party code: its warnings are not this project's -Werror.
-set(AGENT_LUA_DEFINES LUAI_MAXCCALLS=64)
+# lstrlib.c's own MAXCCALLS bounds the recursion of its pattern matcher the same way.
+set(AGENT_LUA_DEFINES LUAI_MAXCCALLS=64 MAXCCALLS=64)
 file(GLOB AGENT_LUA_SOURCES ${LUA_DIR}/l*.c)
 list(FILTER AGENT_LUA_SOURCES EXCLUDE REGEX "/(liolib|loslib|loadlib|linit)\\.c$")
 file(GLOB AGENT_LUA_ADAPTER_SOURCES ${CMAKE_CURRENT_LIST_DIR}/*.c)
-if(COMMAND zephyr_library_named)
-  zephyr_library_named(agent_lua)
-  zephyr_library_sources(${AGENT_LUA_SOURCES})
-  zephyr_compile_definitions(${AGENT_LUA_DEFINES})
-  zephyr_library_compile_options(-w)
-  zephyr_include_directories(${LUA_DIR} ${CMAKE_CURRENT_LIST_DIR})
+add_library(agent_lua STATIC ${AGENT_LUA_SOURCES})
+target_include_directories(agent_lua SYSTEM PUBLIC ${LUA_DIR})
+target_include_directories(agent_lua PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+target_compile_definitions(agent_lua PUBLIC ${AGENT_LUA_DEFINES})
+target_compile_options(agent_lua PRIVATE -w
+                       -include ${CMAKE_CURRENT_LIST_DIR}/lua_port_config.h)
+if(TARGET zephyr_interface)
+  # An application library on Zephyr: the kernel's compile flags, include paths and libc.
+  target_link_libraries(agent_lua PRIVATE zephyr_interface)
 else()
-  add_library(agent_lua STATIC ${AGENT_LUA_SOURCES})
-  target_include_directories(agent_lua SYSTEM PUBLIC ${LUA_DIR})
-  target_include_directories(agent_lua PUBLIC ${CMAKE_CURRENT_LIST_DIR})
-  target_compile_definitions(agent_lua PUBLIC ${AGENT_LUA_DEFINES})
-  set_source_files_properties(${AGENT_LUA_SOURCES} PROPERTIES COMPILE_OPTIONS "-w")
   target_link_libraries(agent_lua PUBLIC m)
 endif()

@@ -37,6 +37,10 @@ GEN = _load("gen_reference", SCRIPT)
 GEN_CONFIG = _load("gen_config", REPO_DIR / "scripts" / "gen_config.py")
 
 
+#: Both script runtimes on, whatever sim.conf says: the pages of every Kconfig gate are built.
+BOTH_RUNTIMES = "CONFIG_AGENT_SCRIPT_LUA=y\nCONFIG_AGENT_SCRIPT_PYTHON=y\n"
+
+
 def sim_dotconfig(tmp_path: Path, extra: str = "") -> Path:
     """The simulator's .config (app/Kconfig with app/sim/sim.conf), plus ``extra`` lines."""
     confs = [REPO_DIR / "app" / "sim" / "sim.conf"]
@@ -98,7 +102,9 @@ def test_repository_pages_are_valid_and_name_real_symbols() -> None:
     pages = GEN.load_pages(PAGES_DIR)
     topics = [p.topic for p in pages]
     for topic in ("agent", "agent-config", "agent-ask", "agent-tools", "storage-tools", "gpio",
-                  "hardware", "jobs", "man", "littlefs", "settings", "tls", "shell"):
+                  "hardware", "jobs", "man", "littlefs", "settings", "tls", "shell",
+                  "lua-device", "lua-files", "lua-gpio", "lua-sensors", "python-device",
+                  "python-files", "python-gpio", "python-sensors"):
         assert topic in topics
     known = _kconfig_symbols()
     for p in pages:
@@ -111,7 +117,7 @@ def test_repository_pages_are_valid_and_name_real_symbols() -> None:
 
 
 def test_simulator_configuration_keeps_every_page(tmp_path: Path) -> None:
-    source, header, topics = GEN.generate(PAGES_DIR, sim_dotconfig(tmp_path))
+    source, header, topics = GEN.generate(PAGES_DIR, sim_dotconfig(tmp_path, BOTH_RUNTIMES))
     assert topics == sorted(p.stem for p in PAGES_DIR.glob("*.md"))
     assert f"#define REFERENCE_PAGE_COUNT {len(topics)}" in header
     assert "{{" not in source
@@ -189,7 +195,7 @@ def test_generated_c_holds_the_pages_exactly(tmp_path: Path) -> None:
 
 
 def test_repository_pages_compile_pedantic(tmp_path: Path) -> None:
-    dump = compile_and_dump(tmp_path, PAGES_DIR, sim_dotconfig(tmp_path))
+    dump = compile_and_dump(tmp_path, PAGES_DIR, sim_dotconfig(tmp_path, BOTH_RUNTIMES))
     assert dump.startswith(f"{len(list(PAGES_DIR.glob('*.md')))}\n")
 
 
@@ -199,6 +205,127 @@ def test_no_page_still_compiles(tmp_path: Path) -> None:
     })
     dotconfig = sim_dotconfig(tmp_path, "CONFIG_AGENT_TOOLS_STORAGE=n\n")
     assert compile_and_dump(tmp_path, pages, dotconfig) == "0\n"
+
+
+# ---- The scripting pages (docs/scripting.md) ---------------------------------------------------
+
+SCRIPT_API_C = REPO_DIR / "app" / "src" / "script" / "script_api.c"
+SCRIPTING_MD = REPO_DIR / "docs" / "scripting.md"
+LANG_PAGES = {"lua": ["lua-device", "lua-files", "lua-gpio", "lua-sensors"],
+              "python": ["python-device", "python-files", "python-gpio", "python-sensors"]}
+
+
+def api_table() -> list[tuple[str, str]]:
+    """(name, signature) of every entry of the device API table, in its order."""
+    table = SCRIPT_API_C.read_text().split("static const struct script_fn api[] = {", 1)[1]
+    found = re.findall(r'^\t\{"(\w+)", "(\w+)\(', table.split("};", 1)[0], re.MULTILINE)
+    assert found and all(name == sig for name, sig in found), found
+    return [(name, sig) for name, sig in found]
+
+
+@pytest.mark.parametrize("lang", ["lua", "python"])
+def test_script_pages_follow_their_runtime(tmp_path: Path, lang: str) -> None:
+    other = "python" if lang == "lua" else "lua"
+    dotconfig = sim_dotconfig(tmp_path, f"{BOTH_RUNTIMES}CONFIG_AGENT_SCRIPT_{other.upper()}=n\n")
+    _, _, topics = GEN.generate(PAGES_DIR, dotconfig)
+    assert set(LANG_PAGES[lang]) <= set(topics)
+    assert not set(LANG_PAGES[other]) & set(topics)
+    none = sim_dotconfig(tmp_path, "CONFIG_AGENT_SCRIPT_LUA=n\nCONFIG_AGENT_SCRIPT_PYTHON=n\n"
+                         "CONFIG_AGENT_SCRIPT_TEST_HOOKS=n\n")
+    _, _, topics = GEN.generate(PAGES_DIR, none)
+    assert not [t for t in topics if t.startswith(("lua-", "python-"))]
+
+
+def test_device_pages_name_every_function_of_the_api_table(tmp_path: Path) -> None:
+    """script_api.c's table is the single source of truth: each language's device page and
+    docs/scripting.md's table name every function, and no other."""
+    names = [name for name, _ in api_table()]
+    assert len(names) == 12
+    pages = {p.topic: p for p in GEN.select_pages(
+        GEN.load_pages(PAGES_DIR), GEN.load_dotconfig(sim_dotconfig(tmp_path, BOTH_RUNTIMES)))}
+    for topic in ("lua-device", "python-device"):
+        functions = pages[topic].contract.split("Functions of device", 1)[1]
+        functions = functions.split("\nSkeleton:\n", 1)[0]
+        listed = re.findall(r"^(\w+)\(", functions, re.MULTILINE)
+        listed += re.findall(r"; (\w+)\(", functions)
+        listed = [n for n in listed if n != "print"]  # "print() is the output"
+        assert sorted(listed) == sorted(names), topic
+    rows = re.findall(r"^\| `(\w+)\(", SCRIPTING_MD.read_text(), re.MULTILINE)
+    assert rows == names
+
+
+def rank_c(tmp_path: Path, queries: list[str]) -> dict[str, list[str]]:
+    """The topics reference_search() (app/src/tools/reference.c) ranks first for each query
+    over the repository's pages with both runtimes built in, at most three as
+    firmware_reference returns."""
+    out = tmp_path / "out"
+    assert GEN.main(["--pages", str(PAGES_DIR), "--dotconfig",
+                     str(sim_dotconfig(tmp_path, BOTH_RUNTIMES)),
+                     "--out-c", str(out / "reference_pages.c"),
+                     "--out-h", str(out / "reference_pages.h")]) == 0
+    main_c = tmp_path / "rank.c"
+    main_c.write_text(r"""
+#include <stdio.h>
+#include <string.h>
+#include "reference.h"
+
+int main(int argc, char **argv)
+{
+	for (int a = 1; a < argc; a++) {
+		struct reference_hit hits[3];
+		size_t n = reference_search(reference_builtin(), argv[a], strlen(argv[a]), hits, 3,
+					    NULL);
+
+		for (size_t i = 0; i < n; i++) {
+			printf("%s%s", i > 0 ? " " : "", hits[i].page->topic);
+		}
+		printf("\n");
+	}
+	return 0;
+}
+""")
+    exe = tmp_path / "rank"
+    subprocess.run(["cc", "-std=c11", "-Wall", "-Werror", "-DCONFIG_AGENT_TOOLS_REFERENCE",
+                    f"-I{TOOLS_DIR}", f"-I{out}", "-o", str(exe), str(main_c),
+                    str(out / "reference_pages.c"), str(TOOLS_DIR / "reference.c")], check=True)
+    lines = subprocess.run([str(exe), *queries], capture_output=True, text=True,
+                           check=True).stdout.split("\n")
+    return {q: lines[i].split() for i, q in enumerate(queries)}
+
+
+#: A language and a task (the spec's {"query":"lua gfx drawing"} shape) -> the page first.
+TASK_QUERIES = {
+    "lua file read": "lua-files", "python file read": "python-files",
+    "python append to a log file": "python-files", "lua list files": "lua-files",
+    "python gpio": "python-gpio", "lua gpio": "lua-gpio", "lua pin level": "lua-gpio",
+    "python sensors": "python-sensors", "lua sensors": "lua-sensors",
+    "micropython read temperature": "python-sensors",
+    "python board uptime": "python-device", "lua device api": "lua-device",
+    "lua error handling": "lua-device", "python script": "python-device",
+}
+#: Without a language the tools' own pages stay first.
+TOOL_QUERIES = {"How do I write a file?": "storage-tools", "read a file": "storage-tools",
+                "list directory files": "storage-tools", "gpio": "gpio",
+                "gpio read level": "gpio"}
+
+
+def test_language_and_task_queries_find_the_skeleton_first(tmp_path: Path) -> None:
+    ranked = rank_c(tmp_path, [*TASK_QUERIES, *TOOL_QUERIES])
+    pages = {p.topic: p for p in GEN.load_pages(PAGES_DIR)}
+    for query, topic in {**TASK_QUERIES, **TOOL_QUERIES}.items():
+        assert ranked[query][:1] == [topic], (query, ranked[query])
+    for topic in {*TASK_QUERIES.values()}:
+        # The contract, which is what firmware_reference returns, ends in a copyable
+        # skeleton with the language's error handling around the device calls.
+        contract = pages[topic].contract
+        assert "\nSkeleton:\n" in contract, topic
+        skeleton = contract.split("\nSkeleton:\n", 1)[1]
+        if topic.startswith("lua-"):
+            assert "pcall(function()" in skeleton and "if not ok then" in skeleton, topic
+        else:
+            assert skeleton.startswith("import device\n"), topic
+            assert "\ntry:\n" in skeleton and "\nexcept " in skeleton, topic
+        assert "device." in skeleton, topic
 
 
 # ---- Validation ------------------------------------------------------------------------------

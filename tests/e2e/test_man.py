@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from agent_host.mgmt import Endpoint, open_device
 from agent_host.testing.agent_tools import ask, configure
-from agent_host.testing.sim_device import SimDevice
+from agent_host.testing.sim_device import PROMPT, SimDevice
 from agent_host.testserver import Script, TestServer
 from agent_host.testserver.dialogue import text_reply, tool_call_reply
 
@@ -35,12 +35,23 @@ def front_matter(path: Path) -> dict[str, str]:
     return dict(line.split(": ", 1) for line in lines[1:end])
 
 
-def topics() -> dict[str, str]:
-    """topic -> summary of every page (the simulator enables every tool family)."""
+def built_options() -> set[str]:
+    """The bool options set in the simulator's .config (its script runtimes vary by build)."""
+    dotconfig = Path(os.environ.get("AGENT_SIM_BUILD_DIR", REPO_DIR / "build" / "sim-asan"))
+    lines = (dotconfig / "generated" / ".config").read_text().splitlines()
+    return {line.split("=", 1)[0] for line in lines if line.endswith("=y")}
+
+
+def topics(built_only: bool = False) -> dict[str, str]:
+    """topic -> summary of every page; with @built_only, of those the simulator keeps (it
+    enables every tool family; the script pages follow its runtimes)."""
     pages = {}
+    options = built_options() if built_only else set()
     for path in sorted(PAGES_DIR.glob("*.md")):
         fields = front_matter(path)
-        pages[fields["topic"]] = fields["summary"]
+        requires = set(filter(None, fields["requires"].strip("[]").replace(" ", "").split(",")))
+        if not built_only or requires <= options:
+            pages[fields["topic"]] = fields["summary"]
     return pages
 
 
@@ -77,10 +88,72 @@ def test_man_topic_prints_the_page(dut: SimDevice) -> None:
 
 @pytest.mark.sim_only("expects every page of docs/reference/ (the simulator enables every tool family)")
 def test_every_page_is_reachable(dut: SimDevice) -> None:
-    for topic in topics():
+    for topic in topics(built_only=True):
         lines = dut.exec_command(f"man {topic}", timeout=10.0)
         assert lines[0].startswith(f"# {topic} - "), lines[:2]
         assert "## Contract" in lines
+
+
+@pytest.mark.sim_only("reads the simulator's .config for its script runtimes")
+def test_language_and_task_pages(dut: SimDevice) -> None:
+    """A language and a task finds that language's task page first; `man TOPIC` shows its
+    skeleton; a runtime left out has no page."""
+    built = topics(built_only=True)
+    for query, topic in (("lua file read", "lua-files"), ("python gpio", "python-gpio"),
+                         ("python sensors", "python-sensors"), ("lua gpio", "lua-gpio")):
+        first = dut.exec_command(f"man -k {query}")[0]
+        if topic in built:
+            assert first == f"{topic} - {built[topic]}", query
+            lines = dut.exec_command(f"man {topic}")
+            assert "Skeleton:" in lines[lines.index("## Contract"):], topic
+        else:
+            assert not first.startswith(topic.split("-")[0] + "-"), first
+            assert dut.exec_command(f"man {topic}") == [
+                f"man: no page for '{topic}'; try man -k {topic}"]
+
+
+def skeleton_of(topic: str) -> str:
+    text = next(p for p in PAGES_DIR.glob("*.md") if front_matter(p)["topic"] == topic)
+    return text.read_text(encoding="utf-8").split("\nSkeleton:\n", 1)[1]
+
+
+def run_script(dut: SimDevice, lang: str, target: str) -> str:
+    """`agent script LANG TARGET`: what it printed, up to its status line included."""
+    start = len(dut.transcript)
+    dut.write(f"agent script {lang} {target}\r".encode())
+    dut.read_until(b"[script]", timeout=20.0, start=start)
+    dut.read_until(PROMPT, timeout=20.0, start=start + len(target))
+    return bytes(dut.transcript[start:]).decode(errors="replace")
+
+
+def console_word(code: str) -> str:
+    return '"' + code.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+@pytest.mark.sim_only("reads the simulator's .config for its script runtimes")
+def test_every_skeleton_runs(dut: SimDevice) -> None:
+    """The skeletons of the script pages are copyable: each runs to completion on the
+    simulated board without printing an error."""
+    built = topics(built_only=True)
+    script_pages = [t for t in built if t.startswith(("lua-", "python-"))]
+    assert "lua-device" in script_pages  # sim.conf builds Lua in
+    for lang in ("lua", "python"):
+        if f"{lang}-device" in built:
+            setup = "device.write('notes.txt', 'first line\\n')"
+            setup = f"import device; {setup}" if lang == "python" else setup
+            assert "[script] completed" in run_script(dut, lang, "-c " + console_word(setup))
+    for topic in script_pages:
+        lang = topic.split("-")[0]
+        code = skeleton_of(topic)
+        if lang == "lua":  # one line: the console's command line has no line breaks
+            out = run_script(dut, lang, "-c " + console_word(" ".join(code.split("\n"))))
+        else:  # Python needs its lines: saved by a script, then run as a file
+            save = f"import device; device.write('skeleton.py', {code!r})"
+            assert "[script] completed" in run_script(dut, lang, "-c " + console_word(save))
+            out = run_script(dut, lang, "/lfs/skeleton.py")
+        printed = out.split("\n", 1)[1].split("[script]")[0]  # after the echoed command
+        assert "[script] completed" in out, (topic, out)
+        assert printed.strip() and "error" not in printed, (topic, out)
 
 
 def test_errors_are_one_line(dut: SimDevice) -> None:

@@ -250,10 +250,58 @@ static void test_every_topic(void **state)
 	}
 }
 
+/*
+ * A language and a task, the shape of the spec's {"query":"lua gfx drawing"}: the task's page
+ * first and whole, its contract ending in a copyable skeleton, the guidance too (read_result).
+ * A runtime left out of the build has no page to give.
+ */
+static void expect_skeleton_first(const char *query, const char *topic, const char *calls,
+				  const char *handling)
+{
+	answer(reference_builtin(), query);
+	assert_true(res.count >= 1);
+	assert_string_equal(res.entries[0].topic, topic);
+	assert_string_equal(res.entries[0].contract,
+			    reference_lookup(reference_builtin(), topic)->contract);
+	assert_non_null(strstr(res.entries[0].contract, "\nSkeleton:\n"));
+	assert_non_null(strstr(strstr(res.entries[0].contract, "\nSkeleton:\n"), calls));
+	assert_non_null(strstr(strstr(res.entries[0].contract, "\nSkeleton:\n"), handling));
+}
+
+#if !defined(CONFIG_AGENT_SCRIPT_LUA) || !defined(CONFIG_AGENT_SCRIPT_PYTHON)
+static void expect_no_page_of(const char *query, const char *prefix)
+{
+	answer(reference_builtin(), query);
+	for (int e = 0; e < res.count; e++) {
+		assert_true(strncmp(res.entries[e].topic, prefix, strlen(prefix)) != 0);
+	}
+}
+#endif
+
+static void test_language_and_task_queries(void **state)
+{
+	(void)state;
+#ifdef CONFIG_AGENT_SCRIPT_LUA
+	expect_skeleton_first("lua file read", "lua-files", "device.read(", "pcall(function()");
+	expect_skeleton_first("lua gpio", "lua-gpio", "device.gpio()", "pcall(function()");
+	expect_skeleton_first("lua sensors", "lua-sensors", "device.sensors()", "pcall(");
+#else
+	expect_no_page_of("lua file read", "lua-");
+#endif
+#ifdef CONFIG_AGENT_SCRIPT_PYTHON
+	expect_skeleton_first("python gpio", "python-gpio", "device.gpio()", "except OSError");
+	expect_skeleton_first("python sensors", "python-sensors", "device.sensors()", "try:");
+	expect_skeleton_first("python file read", "python-files", "device.read(", "except (");
+#else
+	expect_no_page_of("python gpio", "python-");
+	assert_string_equal(res.entries[0].topic, "gpio");
+#endif
+}
+
 static void test_no_match_is_a_hint(void **state)
 {
 	(void)state;
-	answer(reference_builtin(), "lua gfx drawing");
+	answer(reference_builtin(), "gfx drawing");
 	assert_int_equal(res.count, 0);
 	assert_true(res.hint_seen);
 	assert_non_null(strstr(res.hint, "No reference page matches"));
@@ -367,6 +415,7 @@ int main(void)
 		cmocka_unit_test(test_execute),
 		cmocka_unit_test(test_builtin_queries),
 		cmocka_unit_test(test_every_topic),
+		cmocka_unit_test(test_language_and_task_queries),
 		cmocka_unit_test(test_no_match_is_a_hint),
 		cmocka_unit_test(test_cut_at_a_line_end),
 		cmocka_unit_test(test_cut_with_escapes),

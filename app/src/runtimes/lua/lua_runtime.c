@@ -7,8 +7,14 @@
  * the board through the `device` table. `print` writes to the run's captured output;
  * dofile and loadfile are gone and load takes text only (Lua's binary chunks are not safe
  * to load from an untrusted source). A count hook checks the deadline and the cancel flag
- * every SCRIPT_HOOK_INSTRUCTIONS instructions; once the run must stop it raises on every
- * instruction, so a pcall cannot swallow the stop.
+ * every SCRIPT_HOOK_INSTRUCTIONS instructions, and every device call checks it on return
+ * (device.sleep_ms returns early when the run must stop); once the run must stop every
+ * instruction raises, so a pcall cannot swallow the stop.
+ *
+ * Lua runs two kinds of code with its hooks off: finalizers (__gc) and the message handler of
+ * an error raised from a hook. Neither could be stopped, so setmetatable refuses a metatable
+ * with a __gc field, and xpcall calls its handler after the stack is unwound (as pcall, then
+ * the handler on the error), where the hook works.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -49,14 +55,11 @@ static struct lua_run *run_of(lua_State *L)
 	return ud;
 }
 
-static void count_hook(lua_State *L, lua_Debug *ar)
-{
-	struct lua_run *run = run_of(L);
+static void count_hook(lua_State *L, lua_Debug *ar);
 
-	(void)ar;
-	if (script_exec_check(run->ex) == SCRIPT_COMPLETED) {
-		return;
-	}
+/* The run must stop: raise now, and from now on on every instruction. Does not return. */
+static void raise_stop(lua_State *L, struct lua_run *run)
+{
 	if (!run->stopping) {
 		run->stopping = true;
 		/* From now on every instruction raises: a pcall that catches the stop is left by
@@ -65,6 +68,16 @@ static void count_hook(lua_State *L, lua_Debug *ar)
 	}
 	lua_pushliteral(L, STOP_MESSAGE);
 	lua_error(L);
+}
+
+static void count_hook(lua_State *L, lua_Debug *ar)
+{
+	struct lua_run *run = run_of(L);
+
+	(void)ar;
+	if (script_exec_check(run->ex) != SCRIPT_COMPLETED) {
+		raise_stop(L, run);
+	}
 }
 
 static int lua_print(lua_State *L)
@@ -213,6 +226,9 @@ static int device_call(lua_State *L)
 		}
 	}
 	err = script_api_call(run_of(L)->ex, fn, args, (uint8_t)argc, &out, error);
+	if (script_exec_check(run_of(L)->ex) != SCRIPT_COMPLETED) {
+		raise_stop(L, run_of(L)); /* a sleep cut short: the script goes no further */
+	}
 	if (err != 0) {
 		return luaL_error(L, "device.%s: %s", fn->name, error);
 	}
@@ -240,10 +256,30 @@ static const luaL_Reg libs[] = {
 	{LUA_MATHLIBNAME, luaopen_math},   {LUA_UTF8LIBNAME, luaopen_utf8},
 };
 
-/* Text chunks only: Lua's binary chunks are not checked and can corrupt the interpreter. */
+/*
+ * Text chunks only: Lua's binary chunks are not checked and can corrupt the interpreter.
+ * No finalizers and no handler that runs inside the hook (see the top of this file).
+ */
 static const char text_only_load[] =
-	"local load = load\n"
-	"_G.load = function(chunk, name, mode, env) return load(chunk, name, 't', env) end\n";
+	"local load, pcall, rawget, setmt, type, error = load, pcall, rawget, setmetatable, "
+	"type, error\n"
+	"_G.load = function(chunk, name, mode, env) return load(chunk, name, 't', env) end\n"
+	"_G.setmetatable = function(t, mt)\n"
+	"  if type(mt) == 'table' and rawget(mt, '__gc') ~= nil then\n"
+	"    error('__gc is not available to scripts (a finalizer cannot be stopped)', 2)\n"
+	"  end\n"
+	"  return setmt(t, mt)\n"
+	"end\n"
+	"local function handled(msgh, ok, ...)\n"
+	"  if ok then return true, ... end\n"
+	"  return false, msgh(...)\n"
+	"end\n"
+	"_G.xpcall = function(f, msgh, ...)\n"
+	"  if type(msgh) ~= 'function' then\n"
+	"    error(\"bad argument #2 to 'xpcall' (function expected)\", 2)\n"
+	"  end\n"
+	"  return handled(msgh, pcall(f, ...))\n"
+	"end\n";
 
 /*
  * Runs protected: opens the libraries, makes `arg` and `device`, loads the chunk, and returns
@@ -364,7 +400,7 @@ static void lua_run(struct script_exec *ex)
 	if (status != LUA_OK) {
 		report_error(L, &run, status);
 	}
-	/* Finalizers run here, still under the hook: one that loops is stopped too. */
+	/* No script code runs here: a script cannot make a finalizer (setmetatable). */
 	lua_close(L);
 }
 

@@ -17,14 +17,15 @@ OUTPUT_MAX = 4095
 ARGS_MAX = 7
 STATUS = re.compile(rb"\[script\] [^\r\n]*\r\n")
 
-#: The same small programs in each language (one line each: the console gives no line breaks).
+#: The same small programs in each language: one line, no double quote and no backslash (the
+#: simulator's line editor and Zephyr's shell treat a backslash differently).
 SRC = {
     "python": {
         "answer": "print(6 * 7)",
         "loop": "while True: pass",
         "print_n": "print('x' * {n})",
-        "hog": "a = []\nwhile True: a.append('x' * 1000)".replace("\n", "; "),
-        "write": "import device; device.write('{path}', '{text}')",
+        "hog": "a = []; [a.append('x' * 1000) for i in range(10 ** 9)]",
+        "write": "import device; device.write('{path}', chr(10).join([{lines}]))",
         "read_refused": "import device; device.read('/lfs/.agent/x')",
     },
     "lua": {
@@ -32,29 +33,30 @@ SRC = {
         "loop": "while true do end",
         "print_n": "print(string.rep('x', {n}))",
         "hog": "local t = {{}} while true do t[#t + 1] = string.rep('x', 1000) .. #t end",
-        "write": "device.write('{path}', '{text}')",
+        "write": "device.write('{path}', table.concat({{{lines}}}, string.char(10)))",
         "read_refused": "device.read('/lfs/.agent/x')",
     },
 }
 
-#: Files of several lines, written by a script first.
+#: Files of several lines (no quote in them), written by a script first.
 FILES = {
     "python": {
-        "raise": "x = 1\ny = 0\nprint(x / y)\n",
-        "syntax": "x = 1\n= = 2\n",
-        "args": "import sys\nprint(len(sys.argv) - 1, ' '.join(sys.argv[1:]))\n",
+        "raise": ["x = 1", "y = 0", "print(x / y)", ""],
+        "syntax": ["x = 1", "= = 2", ""],
+        "args": ["import sys", "print(len(sys.argv) - 1, *sys.argv[1:])", ""],
     },
     "lua": {
-        "raise": "local x = 1\nlocal y = nil\nprint(x + y)\n",
-        "syntax": "x = 1\n= = 2\n",
-        "args": "print(#arg, table.concat(arg, ' '))\n",
+        "raise": ["local x = 1", "local y = nil", "print(x + y)", ""],
+        "syntax": ["x = 1", "= = 2", ""],
+        "args": ["print(#arg, ...)", ""],
     },
 }
 
 
 def quoted(code: str) -> str:
     """@code as one double-quoted word of the console's command line."""
-    return '"' + code.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    assert '"' not in code and "\\" not in code, code
+    return f'"{code}"'
 
 
 def script(dut: SimDevice, line: str, timeout: float = 20.0) -> tuple[str, str]:
@@ -81,10 +83,10 @@ def source(lang: str, name: str, **fmt: object) -> str:
 
 
 def put_file(dut: SimDevice, lang: str, name: str) -> str:
-    """Write FILES[lang][name] with a script (its line breaks as \\n escapes); its path."""
+    """Write FILES[lang][name] with a script; return its path."""
     path = f"/lfs/{name}.{EXT[lang]}"
-    text = FILES[lang][name].replace("'", "\\'").replace("\n", "\\n")
-    _, status = run_source(dut, lang, source(lang, "write", path=path, text=text))
+    lines = ", ".join(f"'{line}'" for line in FILES[lang][name])
+    _, status = run_source(dut, lang, source(lang, "write", path=path, lines=lines))
     assert status.startswith("[script] completed"), status
     return path
 

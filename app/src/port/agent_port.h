@@ -103,6 +103,14 @@ int agent_thread_join(struct agent_thread *thread, uint32_t timeout_ms);
  */
 int agent_thread_stack_peak(size_t *used, size_t *size);
 
+/**
+ * A long computation's periodic pause (a script runtime's hook): lets threads of the same
+ * priority run, and on a simulated CPU whose time passes only when it waits (Zephyr's
+ * native_sim) lets that time pass, so that timers, the console's input and deadlines keep
+ * working while a script loops. Cheap; a no-op where threads are the host's.
+ */
+void agent_thread_relax(void);
+
 /** Mutexes are recursive, as Zephyr's k_mutex is. */
 int agent_mutex_init(struct agent_mutex **out);
 void agent_mutex_lock(struct agent_mutex *mutex);

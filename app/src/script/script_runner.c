@@ -246,6 +246,7 @@ enum script_outcome script_exec_check(struct script_exec *ex)
 	if (ex->stop != SCRIPT_COMPLETED) {
 		return ex->stop;
 	}
+	agent_thread_relax();
 	if (ex->req->cancel != NULL && agent_cancel_is_raised(ex->req->cancel)) {
 		ex->stop = SCRIPT_CANCELLED;
 	} else if (agent_uptime_ms() >= ex->deadline_at_ms) {

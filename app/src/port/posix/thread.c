@@ -358,3 +358,8 @@ int agent_thread_stack_peak(size_t *used, size_t *size)
 	(void)size;
 	return -ENOTSUP; /* host threads: the C library owns their stacks */
 }
+
+void agent_thread_relax(void)
+{
+	/* Host threads are preempted by the host: nothing to give back. */
+}

@@ -297,3 +297,14 @@ void agent_sem_give(struct agent_sem *sem)
 {
 	k_sem_give(&sem->sem);
 }
+
+void agent_thread_relax(void)
+{
+#ifdef CONFIG_ARCH_POSIX
+	/* native_sim runs code in zero simulated time: a busy loop would stop the clock and
+	 * every interrupt (the console's Esc included). Account a few microseconds of CPU time
+	 * per pause, which lets the simulated time, and with it the interrupts, advance. */
+	k_busy_wait(10);
+#endif
+	k_yield();
+}

@@ -23,7 +23,13 @@ REPO_DIR = Path(__file__).resolve().parents[1]
 FUZZ_DIR = REPO_DIR / "tests" / "fuzz"
 BUILD_DIR = Path(os.environ.get("AGENT_FUZZ_BUILD_DIR", REPO_DIR / "build" / "fuzz"))
 FUZZ_SECONDS = 10
-TARGETS = sorted(p.stem for p in FUZZ_DIR.glob("fuzz_*.c"))
+#: The script runtimes' targets (fuzz_script_NAME.c) are built only when the simulator's
+#: configuration (app/sim/sim.conf) has the runtime on, as tests/fuzz/CMakeLists.txt decides.
+SIM_CONF = (REPO_DIR / "app" / "sim" / "sim.conf").read_text().splitlines()
+RUNTIME_CONFIG = {"fuzz_script_lua": "CONFIG_AGENT_SCRIPT_LUA",
+                  "fuzz_script_python": "CONFIG_AGENT_SCRIPT_PYTHON"}
+TARGETS = sorted(p.stem for p in FUZZ_DIR.glob("fuzz_*.c")
+                 if p.stem not in RUNTIME_CONFIG or f"{RUNTIME_CONFIG[p.stem]}=y" in SIM_CONF)
 
 
 @pytest.fixture(scope="session")
@@ -48,6 +54,7 @@ def fuzz_build() -> Path:
 
 def test_there_are_fuzz_targets() -> None:
     assert "fuzz_sse" in TARGETS, f"no tests/fuzz/fuzz_sse.c among {TARGETS}"
+    assert "fuzz_script_lua" in TARGETS, f"Lua is off in sim.conf or no target: {TARGETS}"
 
 
 @pytest.mark.parametrize("target", TARGETS)

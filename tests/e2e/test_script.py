@@ -205,3 +205,26 @@ def test_usage_errors(dut) -> None:
         "agent: usage: agent script lua -c SOURCE (quote the source)"]
     assert dut.exec_command("agent script lua -c a b") == [
         "agent: usage: agent script lua -c SOURCE (quote the source)"]
+
+
+#: Recursion through the interpreter's C code (a gsub callback): each level takes C stack.
+LUA_C_RECURSION = "local function f(s) return (string.gsub(s, '.', f)) end f('ab')"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_deep_c_recursion_ends_as_an_exception(dut, lang: str) -> None:
+    """The worker's stack is never overrun: the runtime stops the nesting with an error."""
+    if lang == "python":
+        path = "/lfs/rec.py"
+        lines = ", ".join(f"'{x}'" for x in ["def f(): return f()", "f()", ""])
+        _, status = run_source(dut, lang, source(lang, "write", path=path, lines=lines))
+        assert status.startswith("[script] completed"), status
+        _, status = script(dut, f"agent script {lang} {path}")
+        assert status.startswith(("[script] exception: RuntimeError",
+                                  "[script] exception: RecursionError")), status
+    else:
+        _, status = run_source(dut, lang, LUA_C_RECURSION)
+        assert status.startswith("[script] exception: runtime error"), status
+        assert "C stack overflow" in status, status
+    out, status = run_source(dut, lang, source(lang, "answer"))
+    assert out == "42\n" and status.startswith("[script] completed"), status

@@ -586,6 +586,50 @@ static void test_deep_nesting_is_an_exception(void **state)
 	}
 }
 
+/*
+ * Recursion through C functions (each level up to 2 KiB of C stack): the call hook ends it
+ * with "C stack overflow" once the run has taken half its thread's stack (8 KiB of the 16 KiB
+ * worker; script_exec_c_stack_max()). Without the check each of these overflowed the worker's stack.
+ */
+static void test_c_recursion_is_an_exception(void **state)
+{
+	static const char *const deep[] = {
+		"local function f(s) return (string.gsub(s, '.', f)) end f('ab')",
+		"local t = setmetatable({}, {__tostring = function(t) "
+		"return string.format('%s', t) end}) tostring(t)",
+		"local function cmp(a, b) table.sort({3, 2, 1}, cmp) return a < b end "
+		"table.sort({3, 2, 1}, cmp)",
+		"local t = setmetatable({}, {}) getmetatable(t).__index = function(t, k) "
+		"return t[k] end local x = t.x",
+	};
+	struct agent_thread *thread;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(deep) / sizeof(deep[0]); i++) {
+		struct run d = {.lang = SCRIPT_LANG_LUA, .source = deep[i], .deadline_ms = 5000};
+
+		run_on_worker(&d, &thread);
+		join(thread, &d);
+		assert_int_equal(d.rc, 0);
+		if (d.st.outcome != SCRIPT_EXCEPTION || strstr(d.st.message, "C stack overflow") == NULL) {
+			fail_msg("%s: %s %s", deep[i], script_outcome_name(d.st.outcome), d.st.message);
+		}
+		assert_heap_empty(SCRIPT_LANG_LUA, &d.st);
+	}
+	/* pcall catches it like any error; the run goes on. */
+	{
+		struct run d = {.lang = SCRIPT_LANG_LUA, .deadline_ms = 5000,
+				.source = "local function f() return pcall(f) end "
+					  "print(select(2, f()))"};
+
+		run_on_worker(&d, &thread);
+		join(thread, &d);
+		assert_int_equal(d.st.outcome, SCRIPT_COMPLETED);
+		assert_non_null(strstr(out, "C stack overflow"));
+		assert_heap_empty(SCRIPT_LANG_LUA, &d.st);
+	}
+}
+
 static void test_bad_requests(void **state)
 {
 	struct script_request req = {.lang = SCRIPT_LANG_LUA, .source = "x", .source_len = 1};
@@ -628,6 +672,7 @@ int main(void)
 		cmocka_unit_test(test_a_finalizer_cannot_be_made),
 		cmocka_unit_test(test_xpcall),
 		cmocka_unit_test(test_deep_nesting_is_an_exception),
+		cmocka_unit_test(test_c_recursion_is_an_exception),
 		cmocka_unit_test(test_bad_requests),
 	};
 	int failed = cmocka_run_group_tests_name("without a runtime", without, NULL, NULL);

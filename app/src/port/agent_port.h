@@ -104,6 +104,13 @@ int agent_thread_join(struct agent_thread *thread, uint32_t timeout_ms);
 int agent_thread_stack_peak(size_t *used, size_t *size);
 
 /**
+ * The size of the calling thread's stack as the port made it (on the simulator under
+ * AddressSanitizer, the larger stack it gives every thread); 0 for a thread the port did not
+ * start (the host's main thread).
+ */
+size_t agent_thread_stack_size(void);
+
+/**
  * A long computation's periodic pause (a script runtime's hook): lets threads of the same
  * priority run, and on a simulated CPU whose time passes only when it waits (Zephyr's
  * native_sim) lets that time pass, so that timers, the console's input and deadlines keep

@@ -213,6 +213,14 @@ const char *script_exec_chunk_name(struct script_exec *ex)
 	return ex->argv[0];
 }
 
+size_t script_exec_c_stack_max(struct script_exec *ex)
+{
+	(void)ex;
+	size_t size = agent_thread_stack_size();
+
+	return size > 0u ? size / 2u : SCRIPT_C_STACK_MAX;
+}
+
 uint8_t script_exec_argc(struct script_exec *ex)
 {
 	return ex->argc;

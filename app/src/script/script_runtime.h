@@ -18,6 +18,16 @@
  * (Lua's count hook) or backward branches / calls (MicroPython's VM hook). */
 #define SCRIPT_HOOK_INSTRUCTIONS 1000
 
+/*
+ * The C stack a script's nesting may take beyond where its run began
+ * (script_exec_c_stack_max()): half the stack of the thread it runs on, 8 KiB of the 16 KiB
+ * worker, leaving the rest for the runner below and for the deepest C path a runtime takes
+ * without a check (its parser, a pattern match, an error message). A runtime refuses to nest
+ * deeper with an error the script sees (Lua: the call hook; MicroPython: its stack check).
+ * On a thread whose stack the port does not know, half the worker's stack.
+ */
+#define SCRIPT_C_STACK_MAX (CONFIG_AGENT_WORKER_STACK_SIZE / 2)
+
 struct script_exec; /* one run, owned by the runner */
 
 struct script_runtime {
@@ -48,6 +58,9 @@ const char *script_exec_chunk_name(struct script_exec *ex);
 /* Arguments: 0 is the chunk name (sys.argv[0] / arg[0]), then the request's. */
 uint8_t script_exec_argc(struct script_exec *ex);
 const char *script_exec_arg(struct script_exec *ex, uint8_t index);
+
+/** How much C stack the script's nesting may take beyond where the run began (above). */
+size_t script_exec_c_stack_max(struct script_exec *ex);
 
 /** Capture output; what passes the request's bound is counted and dropped (truncated). */
 void script_exec_write(struct script_exec *ex, const char *data, size_t len);

@@ -80,8 +80,13 @@ static void print_status(const struct script_status *st)
 			     (unsigned int)st->elapsed_ms, tail);
 		break;
 	case SCRIPT_EXCEPTION:
-		agent_printf(run.console, "[script] exception: %s at line %d: %s%s\n",
-			     st->exc_type, (int)st->line, st->message, tail);
+		if (st->line > 0) {
+			agent_printf(run.console, "[script] exception: %s at line %d: %s%s\n",
+				     st->exc_type, (int)st->line, st->message, tail);
+		} else {
+			agent_printf(run.console, "[script] exception: %s: %s%s\n", st->exc_type,
+				     st->message, tail);
+		}
 		break;
 	default:
 		agent_printf(run.console, "[script] %s after %u ms: %s%s\n",

@@ -26,8 +26,12 @@ struct agent_thread {
 	pthread_t tid;
 	agent_thread_fn fn;
 	void *user_data;
-	char name[16]; /* the kernel keeps 15 characters of a thread name */
+	size_t stack_bytes; /* the host stack it runs on (thread_stack_bytes()) */
+	char name[16];	    /* the kernel keeps 15 characters of a thread name */
 };
+
+/* The stack of the calling thread when the port started it; 0 for the host's own threads. */
+static _Thread_local size_t current_stack_bytes;
 
 struct agent_mutex {
 	bool used;
@@ -115,6 +119,7 @@ static void *thread_entry(void *arg)
 {
 	struct agent_thread *thread = arg;
 
+	current_stack_bytes = thread->stack_bytes;
 	thread->fn(thread->user_data);
 
 	pthread_mutex_lock(&thread_lock);
@@ -161,7 +166,8 @@ int agent_thread_start(struct agent_thread **out, const char *name, size_t stack
 
 	err = pthread_attr_init(&attr);
 	if (err == 0) {
-		err = pthread_attr_setstacksize(&attr, thread_stack_bytes(stack_bytes));
+		thread->stack_bytes = thread_stack_bytes(stack_bytes);
+		err = pthread_attr_setstacksize(&attr, thread->stack_bytes);
 		if (err == 0) {
 			/* Under thread_lock: the slot stays claimed until the thread exists. */
 			err = pthread_create(&thread->tid, &attr, thread_entry, thread);
@@ -357,6 +363,11 @@ int agent_thread_stack_peak(size_t *used, size_t *size)
 	(void)used;
 	(void)size;
 	return -ENOTSUP; /* host threads: the C library owns their stacks */
+}
+
+size_t agent_thread_stack_size(void)
+{
+	return current_stack_bytes;
 }
 
 void agent_thread_relax(void)

@@ -298,6 +298,11 @@ void agent_sem_give(struct agent_sem *sem)
 	k_sem_give(&sem->sem);
 }
 
+size_t agent_thread_stack_size(void)
+{
+	return k_current_get()->stack_info.size;
+}
+
 void agent_thread_relax(void)
 {
 #ifdef CONFIG_ARCH_POSIX

@@ -32,7 +32,12 @@ struct lua_run {
 	struct script_exec *ex;
 	bool stopping;	/* the hook raises on every instruction */
 	bool compiling; /* setup() is loading the chunk: an error there is a syntax error */
+	uintptr_t stack_start; /* the C stack where the run began (frame address) */
+	size_t stack_max;      /* script_exec_c_stack_max() */
 };
+
+/* Every hook event the run needs: the stop check (count) and the C stack check (calls). */
+#define HOOK_MASK (LUA_MASKCOUNT | LUA_MASKCALL)
 
 static void *region_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
@@ -64,17 +69,37 @@ static void raise_stop(lua_State *L, struct lua_run *run)
 		run->stopping = true;
 		/* From now on every instruction raises: a pcall that catches the stop is left by
 		 * the next instruction after it. */
-		lua_sethook(L, count_hook, LUA_MASKCOUNT, 1);
+		lua_sethook(L, count_hook, HOOK_MASK, 1);
 	}
 	lua_pushliteral(L, STOP_MESSAGE);
 	lua_error(L);
+}
+
+/*
+ * The C stack the run has taken since it began. Lua bounds nested C calls by count
+ * (LUAI_MAXCCALLS), but one level of C recursion (a gsub callback, a __tostring through
+ * string.format, a sort comparator, a pcall) takes up to 2 KiB: 64 of them would overflow the
+ * 16 KiB worker. Every call into a function passes the call hook, which refuses to go deeper
+ * than script_exec_c_stack_max() with an error the script may catch (docs/scripting.md, "Stack").
+ */
+static size_t stack_taken(const struct lua_run *run)
+{
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+
+	return run->stack_start > here ? run->stack_start - here : here - run->stack_start;
 }
 
 static void count_hook(lua_State *L, lua_Debug *ar)
 {
 	struct lua_run *run = run_of(L);
 
-	(void)ar;
+	if (ar->event != LUA_HOOKCOUNT) {
+		if (stack_taken(run) > run->stack_max) {
+			luaL_error(L, "C stack overflow (nesting takes more than %d bytes)",
+				   (int)run->stack_max);
+		}
+		return;
+	}
 	if (script_exec_check(run->ex) != SCRIPT_COMPLETED) {
 		raise_stop(L, run);
 	}
@@ -390,7 +415,9 @@ static void lua_run(struct script_exec *ex)
 		script_exec_out_of_memory(ex);
 		return;
 	}
-	lua_sethook(L, count_hook, LUA_MASKCOUNT, SCRIPT_HOOK_INSTRUCTIONS);
+	run.stack_start = (uintptr_t)__builtin_frame_address(0);
+	run.stack_max = script_exec_c_stack_max(ex);
+	lua_sethook(L, count_hook, HOOK_MASK, SCRIPT_HOOK_INSTRUCTIONS);
 	lua_pushcfunction(L, setup);
 	status = lua_pcall(L, 0, LUA_MULTRET, 0);
 	if (status == LUA_OK) {

@@ -155,6 +155,8 @@ def test_output_is_bounded_to_4095_bytes(dut, lang: str, n: int) -> None:
         assert status.endswith(f"; output truncated: {OUTPUT_MAX} of {n} bytes shown"), status
 
 
+@pytest.mark.needs_raw_console("types Esc or Ctrl-X while the script runs; a line-based device "
+                                "sends only whole lines")
 @pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("key", [b"\x1b", b"\x18"], ids=["esc", "ctrl-x"])
 def test_esc_or_ctrl_x_cancels_an_endless_loop_within_a_second(dut, lang: str,

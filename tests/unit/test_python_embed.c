@@ -160,6 +160,26 @@ static void test_print_completes(void **state)
 	free(run);
 }
 
+/* Integers are Python's (arbitrary precision); a huge one ends as out of memory, quickly. */
+static void test_big_integers(void **state)
+{
+	struct run *run = new_run("print(2 ** 100, 9999999999999999999999999996 * 2)\n"
+				  "print((1 << 64) - 1, -(2 ** 63) - 1)\n");
+
+	(void)state;
+	run_python(run);
+	assert_int_equal(run->status.outcome, SCRIPT_COMPLETED);
+	assert_string_equal(run->out, "1267650600228229401496703205376 19999999999999999999999999992\n"
+				      "18446744073709551615 -9223372036854775809\n");
+	free(run);
+
+	run = new_run("x = 7 ** 10 ** 7\n");
+	run_python(run);
+	assert_int_equal(run->status.outcome, SCRIPT_OUT_OF_MEMORY);
+	assert_true(run->status.elapsed_ms < 2000u);
+	free(run);
+}
+
 static void test_argv(void **state)
 {
 	static const char *const args[] = {"one", "two words"};
@@ -531,6 +551,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_print_completes),
+		cmocka_unit_test(test_big_integers),
 		cmocka_unit_test(test_argv),
 		cmocka_unit_test(test_exception_type_message_line),
 		cmocka_unit_test(test_exception_line_is_the_innermost),

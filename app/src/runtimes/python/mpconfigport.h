@@ -72,9 +72,13 @@ void agent_python_vm_hook(void);
 #define MICROPY_VM_HOOK_LOOP   agent_python_vm_hook();
 #define MICROPY_VM_HOOK_RETURN agent_python_vm_hook();
 
-/* Numbers: double-precision floats (as Lua's), 64-bit integers (no arbitrary precision). */
+/*
+ * Numbers: double-precision floats (as Lua's) and Python's arbitrary-precision integers
+ * (MicroPython's 64-bit "long long" integers wrap around silently on overflow). A big
+ * integer is bounded by the heap, so one operation on it is bounded in time too.
+ */
 #define MICROPY_FLOAT_IMPL	   (MICROPY_FLOAT_IMPL_DOUBLE)
-#define MICROPY_LONGINT_IMPL	   (MICROPY_LONGINT_IMPL_LONGLONG)
+#define MICROPY_LONGINT_IMPL	   (MICROPY_LONGINT_IMPL_MPZ)
 #define MICROPY_PY_BUILTINS_COMPLEX (0)
 #define MICROPY_PY_CMATH	   (0)
 

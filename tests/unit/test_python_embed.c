@@ -288,6 +288,44 @@ static void test_deadline_passes_by_try(void **state)
 	free(run);
 }
 
+/* Loops inside one C function never reach the VM's hook; they are stopped all the same. */
+static void test_deadline_stops_a_loop_in_c(void **state)
+{
+	static const char *const sources[] = {
+		"print(sum(range(10 ** 12)))\n",
+		"print(max(map(abs, range(10 ** 12))))\n",
+		"print(max(x for x in range(10 ** 12)))\n",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++) {
+		struct run *run = new_run(sources[i]);
+
+		run->deadline_ms = 300u;
+		run_python(run);
+		assert_int_equal(run->status.outcome, SCRIPT_DEADLINE);
+		assert_true(run->status.elapsed_ms < 1300u);
+		free(run);
+	}
+}
+
+/* Reporting an exception runs its __str__, which the deadline stops too. */
+static void test_deadline_stops_a_looping_exception_text(void **state)
+{
+	struct run *run = new_run("class Slow(Exception):\n"
+				  "    def __str__(self):\n"
+				  "        while True:\n"
+				  "            pass\n"
+				  "raise Slow()\n");
+
+	(void)state;
+	run->deadline_ms = 300u;
+	run_python(run);
+	assert_int_equal(run->status.outcome, SCRIPT_DEADLINE);
+	assert_true(run->status.elapsed_ms < 1300u);
+	free(run);
+}
+
 static void test_deadline_stops_a_sleep(void **state)
 {
 	struct run *run = new_run("import time\ntime.sleep(20)\nprint('woke')\n");
@@ -559,6 +597,8 @@ int main(void)
 		cmocka_unit_test(test_sys_exit),
 		cmocka_unit_test(test_deadline_stops_a_busy_loop),
 		cmocka_unit_test(test_deadline_passes_by_try),
+		cmocka_unit_test(test_deadline_stops_a_loop_in_c),
+		cmocka_unit_test(test_deadline_stops_a_looping_exception_text),
 		cmocka_unit_test(test_deadline_stops_a_sleep),
 		cmocka_unit_test(test_cancel_stops_a_busy_loop_within_a_second),
 		cmocka_unit_test(test_device_module),

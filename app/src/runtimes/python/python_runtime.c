@@ -74,18 +74,27 @@ void python_stop(enum script_outcome why)
 	abort();
 }
 
-void agent_python_vm_hook(void)
+/* Every SCRIPT_HOOK_INSTRUCTIONS calls: whether the run must stop (then remembered). */
+static bool must_stop(void)
 {
 	enum script_outcome why;
 
-	if (--hook_countdown != 0u) {
-		return;
+	if (run_ex == NULL || --hook_countdown != 0u) {
+		return false;
 	}
 	hook_countdown = SCRIPT_HOOK_INSTRUCTIONS;
 	why = script_exec_check(run_ex);
-	if (why != SCRIPT_COMPLETED) {
+	if (why == SCRIPT_COMPLETED) {
+		return false;
+	}
+	stop_reason = why;
+	return true;
+}
+
+void agent_python_vm_hook(void)
+{
+	if (must_stop()) {
 		/* The VM aborts at its pending check right after the hook. */
-		stop_reason = why;
 		mp_sched_vm_abort();
 	}
 }
@@ -124,7 +133,8 @@ void gc_collect(void)
 const mp_obj_type_t *agent_python_unchecked_mp_obj_get_type(mp_const_obj_t o_in);
 
 /*
- * The stack check of the C paths that have none (mpconfigport.h). The RuntimeError is made
+ * The stack check of the C paths that have none (mpconfigport.h), and the stop check of long
+ * loops in C (below). The RuntimeError is made
  * with the check off, since making it asks for types too; making it does not raise (without
  * memory MicroPython falls back on its static exception object).
  */
@@ -141,6 +151,11 @@ const mp_obj_type_t *mp_obj_get_type(mp_const_obj_t o_in)
 					       MP_ERROR_TEXT("maximum recursion depth exceeded"));
 		stack_raising = false;
 		nlr_raise(exc);
+	}
+	/* A long loop inside one C function (sum(range(10 ** 12))) asks for types as it goes but
+	 * never reaches the VM's hook: the stop is checked here too, where an abort can land. */
+	if (must_stop() && nlr_get_abort() != NULL) {
+		python_stop(stop_reason);
 	}
 	return agent_python_unchecked_mp_obj_get_type(o_in);
 }
@@ -173,18 +188,26 @@ static void text_buf_strn(void *env, const char *str, size_t len)
 	buf->text[buf->len] = '\0';
 }
 
-/* str(@p obj) into @p text (cut at @p cap - 1 bytes); "" when printing it raises. */
-static void object_text(mp_obj_t obj, char *text, size_t cap)
+/*
+ * str(@p obj) into @p text (cut at @p cap - 1 bytes; "" when printing it raises). Printing
+ * may run the script's own __str__: false when the run was stopped meanwhile.
+ */
+static bool object_text(mp_obj_t obj, char *text, size_t cap)
 {
 	struct text_buf buf = {text, cap, 0u};
 	mp_print_t print = {&buf, text_buf_strn};
 	nlr_buf_t nlr;
 
 	text[0] = '\0';
-	if (nlr_push(&nlr) == 0) {
-		mp_obj_print_helper(&print, obj, PRINT_STR);
-		nlr_pop();
+	nlr_set_abort(&nlr);
+	if (nlr_push(&nlr) != 0) {
+		nlr_set_abort(NULL);
+		return nlr.ret_val != NULL;
 	}
+	mp_obj_print_helper(&print, obj, PRINT_STR);
+	nlr_pop();
+	nlr_set_abort(NULL);
+	return true;
 }
 
 static void report_exception(struct script_exec *ex, mp_obj_t exc)
@@ -208,7 +231,10 @@ static void report_exception(struct script_exec *ex, mp_obj_t exc)
 			return;
 		}
 	}
-	object_text(exc, message, sizeof(message));
+	if (!object_text(exc, message, sizeof(message))) {
+		script_exec_stopped(ex, stop_reason);
+		return;
+	}
 	/* The innermost entry is the first: entries are added as the exception travels out. */
 	mp_obj_exception_get_traceback(exc, &count, &entries);
 	if (count >= 3u && entries[1] <= (size_t)INT32_MAX) {
@@ -306,14 +332,17 @@ static void run_in_vm(void)
 		set_argv(run_ex);
 		compile_and_run(run_ex);
 		nlr_pop();
-	} else if (nlr.ret_val == NULL) {
+		nlr_set_abort(NULL);
+		return;
+	}
+	/* From here on a stop has nowhere to land but where report_exception() puts it. */
+	nlr_set_abort(NULL);
+	if (nlr.ret_val == NULL) {
 		/* The VM abort of python_stop() or of the hook. */
 		script_exec_stopped(run_ex, stop_reason);
 	} else {
 		report_exception(run_ex, MP_OBJ_FROM_PTR(nlr.ret_val));
 	}
-	nlr_set_abort(NULL);
-	MP_STATE_VM(vm_abort) = false;
 }
 
 static void python_run(struct script_exec *ex)
@@ -344,6 +373,7 @@ static void python_run(struct script_exec *ex)
 	gc_init(heap, heap + bytes);
 	mp_init();
 	run_in_vm();
+	MP_STATE_VM(vm_abort) = false;
 	mp_deinit();
 	agent_region_free(region, heap);
 	run_ex = NULL;

@@ -93,6 +93,7 @@ int script_lang_parse(const char *name, enum script_lang *out)
 	return -EINVAL;
 }
 
+#if defined(CONFIG_AGENT_SCRIPT_PYTHON) || defined(CONFIG_AGENT_SCRIPT_LUA)
 static int slot_init(enum script_lang lang, const struct script_runtime *rt, uint8_t *mem,
 		     size_t bytes)
 {
@@ -130,6 +131,7 @@ static int slot_init(enum script_lang lang, const struct script_runtime *rt, uin
 	slot->ready = true;
 	return 0;
 }
+#endif
 
 int script_runner_init(void)
 {

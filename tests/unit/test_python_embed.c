@@ -4,8 +4,6 @@
  * thread with the worker's stack (CONFIG_AGENT_WORKER_STACK_SIZE; the port scales it under
  * AddressSanitizer), and after every run, whatever its outcome, the runtime's region is empty.
  */
-#define _POSIX_C_SOURCE 200809L
-
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,11 +11,9 @@
 
 #include <cmocka.h>
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "agent_jobs.h"
 #include "agent_port.h"
@@ -65,53 +61,19 @@ static void assert_heap_empty(void)
 }
 
 /*
- * The worker's stack as the simulator's port sizes it (port/posix/thread.c: four times the
- * device's under AddressSanitizer, whose redzones make every frame larger).
- */
-#if defined(__SANITIZE_ADDRESS__)
-#define WORKER_STACK_BYTES (4u * CONFIG_AGENT_WORKER_STACK_SIZE)
-#else
-#define WORKER_STACK_BYTES ((size_t)CONFIG_AGENT_WORKER_STACK_SIZE)
-#endif
-#define STACK_PAINT 0xa5u
-#define STACK_SPARE 512u
-
-static size_t stack_peak; /* of the last run_python(), bytes */
-
-static void *run_thread(void *arg)
-{
-	run_on_worker(arg);
-	return NULL;
-}
-
-/*
- * Run @p run on a thread whose stack is the worker's size, painted beforehand so that the
- * deepest byte the run wrote is known afterwards (stack_peak); the region is empty after.
+ * Run @p run on a thread of the port with the worker's stack (CONFIG_AGENT_WORKER_STACK_SIZE;
+ * the port gives sanitised threads four times it, and the runner's C stack share follows) and
+ * wait for it. A run that overran the stack would hit the thread's guard page. The region is
+ * empty afterwards.
  */
 static void run_python(struct run *run)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t bytes = (WORKER_STACK_BYTES + page - 1u) / page * page;
-	unsigned char *stack = NULL;
-	pthread_attr_t attr;
-	pthread_t thread;
-	size_t untouched = 0;
+	struct agent_thread *thread;
 
-	assert_int_equal(posix_memalign((void **)&stack, page, bytes), 0);
-	memset(stack, STACK_PAINT, bytes);
-	assert_int_equal(pthread_attr_init(&attr), 0);
-	assert_int_equal(pthread_attr_setstack(&attr, stack, bytes), 0);
-	assert_int_equal(pthread_create(&thread, &attr, run_thread, run), 0);
-	assert_int_equal(pthread_join(thread, NULL), 0);
-	(void)pthread_attr_destroy(&attr);
-	while (untouched < bytes && stack[untouched] == STACK_PAINT) {
-		untouched++;
-	}
-	free(stack);
-	stack_peak = bytes - untouched;
-	/* Nothing was written into the lowest STACK_SPARE bytes (the C library's thread data
-	 * is at the top of the stack, inside the measure). */
-	assert_true(stack_peak <= bytes - STACK_SPARE);
+	assert_int_equal(agent_thread_start(&thread, "py_test", CONFIG_AGENT_WORKER_STACK_SIZE,
+					    run_on_worker, run),
+			 0);
+	assert_int_equal(agent_thread_join(thread, 60000u), 0);
 	assert_int_equal(run->status.heap_left_bytes, 0);
 	assert_heap_empty();
 }
@@ -475,17 +437,43 @@ static void test_collections_keep_live_objects(void **state)
 	free(run);
 }
 
-static void test_deep_recursion_is_stopped_by_the_stack_check(void **state)
+/* Python calling Python nests no C frames: its frames fill the Python stack, then stop. */
+static void test_deep_recursion_fills_the_python_stack(void **state)
+{
+	struct run *run = new_run("def f(n):\n"
+				  "    return f(n + 1) + 1\n"
+				  "f(0)\n");
+
+	(void)state;
+	run_python(run);
+	assert_exception(run, "RuntimeError", "pystack exhausted", 2);
+	free(run);
+
+	/* The depth it allows: a small function, with a try in each frame. */
+	run = new_run("def f(n):\n"
+		      "    try:\n"
+		      "        return f(n + 1)\n"
+		      "    except RuntimeError:\n"
+		      "        return n\n"
+		      "print(f(0) >= 50)\n");
+	run_python(run);
+	assert_int_equal(run->status.outcome, SCRIPT_COMPLETED);
+	assert_string_equal(run->out, "True\n");
+	free(run);
+}
+
+static void test_deep_c_recursion_is_stopped_by_the_stack_check(void **state)
 {
 	static const struct {
 		const char *source;
 		int32_t line;
 	} cases[] = {
-		/* Python calls Python. */
-		{"def f(n):\n"
-		 "    return f(n + 1) + 1\n"
-		 "f(0)\n",
-		 2},
+		/* A call that nests in C: a class's __init__ creating its own class. */
+		{"class A:\n"
+		 "    def __init__(self, n):\n"
+		 "        self.c = A(n + 1)\n"
+		 "A(0)\n",
+		 3},
 		/* A C function recursing: the repr of nested lists (MicroPython's own check). */
 		{"a = []\n"
 		 "for i in range(300):\n"
@@ -505,6 +493,13 @@ static void test_deep_recursion_is_stopped_by_the_stack_check(void **state)
 		 "    t = (t,)\n"
 		 "print(hash(t))\n",
 		 4},
+		{"a = ()\n"
+		 "b = ()\n"
+		 "for i in range(300):\n"
+		 "    a = (a,)\n"
+		 "    b = (b,)\n"
+		 "print(a == b)\n",
+		 6},
 		{"a = []\n"
 		 "b = []\n"
 		 "for i in range(300):\n"
@@ -571,13 +566,13 @@ static void test_deeply_nested_expression(void **state)
 	free(run);
 	free(source);
 
-	/* Far deeper, in brackets. */
-	source = malloc(2u * 200u + 2u);
+	/* Deeper, in brackets. */
+	source = malloc(2u * 100u + 2u);
 	assert_non_null(source);
-	memset(source, '[', 200u);
-	memset(source + 200u, ']', 200u);
-	source[400] = '\n';
-	source[401] = '\0';
+	memset(source, '[', 100u);
+	memset(source + 100u, ']', 100u);
+	source[200] = '\n';
+	source[201] = '\0';
 	run = new_run(source);
 	run_python(run);
 	assert_exception(run, "SyntaxError", "too deeply nested", 1);
@@ -604,7 +599,8 @@ int main(void)
 		cmocka_unit_test(test_device_module),
 		cmocka_unit_test(test_time_module),
 		cmocka_unit_test(test_collections_keep_live_objects),
-		cmocka_unit_test(test_deep_recursion_is_stopped_by_the_stack_check),
+		cmocka_unit_test(test_deep_recursion_fills_the_python_stack),
+		cmocka_unit_test(test_deep_c_recursion_is_stopped_by_the_stack_check),
 		cmocka_unit_test(test_deeply_nested_expression),
 		cmocka_unit_test(test_heap_exhausted),
 	};

@@ -34,7 +34,6 @@
 #define MICROPY_ENABLE_GC	    (1)
 #define MICROPY_ENABLE_FINALISER    (0)
 #define MICROPY_GC_ALLOC_THRESHOLD  (0)
-#define MICROPY_ENABLE_PYSTACK	    (0)
 #define MICROPY_ALLOC_PATH_MAX	    (64)
 /* An exception raised with the heap full (the stack check after a deep recursion filled it
  * with frames) keeps its message and some traceback in a static buffer. */
@@ -42,12 +41,15 @@
 #define MICROPY_EMERGENCY_EXCEPTION_BUF_SIZE	(256)
 
 /*
- * A Python function calling a Python function does not nest C frames: the callee's frame is
- * taken from the GC heap and the VM goes on in the same C loop; when the heap has no room
- * left, the call nests in C as usual (and meets the stack check).
+ * Python frames live on a "Python stack" of their own, a part of the run's heap block
+ * (python_runtime.c): allocated and freed in order, scanned by the collector, never garbage.
+ * A Python function calling a Python function does not nest C frames either: the VM goes on
+ * in the same C loop with the callee's frame on that stack. Recursion ends with
+ * "RuntimeError: pystack exhausted" when the Python stack is full.
  */
+#define MICROPY_ENABLE_PYSTACK	 (1)
 #define MICROPY_STACKLESS	 (1)
-#define MICROPY_STACKLESS_STRICT (0)
+#define MICROPY_STACKLESS_STRICT (1)
 
 /* The C stack: checked against the limit python_runtime.c sets for each run. */
 #define MICROPY_STACK_CHECK (1)

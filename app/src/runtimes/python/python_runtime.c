@@ -31,6 +31,8 @@
 #define PYTHON_REGION_RESERVE (SCRIPT_API_SCRATCH_BYTES + 64u)
 /* A GC heap smaller than this cannot even start the interpreter. */
 #define PYTHON_HEAP_MIN 4096u
+/* The share of the heap block that is the Python stack (its frames, mpconfigport.h). */
+#define PYTHON_PYSTACK_SHARE 8u
 
 /*
  * The deepest parse tree the compiler is given. MicroPython's parser keeps its own stack in
@@ -345,18 +347,38 @@ static void run_in_vm(void)
 	}
 }
 
+/*
+ * The C stack the interpreter may take below the adapter's frame: the runner's share of the
+ * thread's stack (script_exec_c_stack_max(), half of it), halved again on a 64-bit host,
+ * whose frames are about twice a 32-bit device's and whose threads (the simulator's) keep
+ * their C library's thread data inside the stack: at the full share, comparing nested tuples
+ * overran the plain simulator's 16 KiB thread.
+ */
+static size_t stack_limit(struct script_exec *ex)
+{
+	size_t limit = script_exec_c_stack_max(ex);
+
+#if UINTPTR_MAX > 0xffffffffu
+	limit /= 2u;
+#endif
+	return limit;
+}
+
 static void python_run(struct script_exec *ex)
 {
 	struct agent_region *region = script_exec_heap(ex);
 	struct agent_region_stats stats;
 	size_t bytes = 0u;
+	size_t pystack;
 	char *heap;
 
 	if (agent_region_stats(region, &stats) == 0 &&
 	    stats.largest_free_bytes > PYTHON_REGION_RESERVE) {
 		bytes = (stats.largest_free_bytes - PYTHON_REGION_RESERVE) & ~(size_t)7u;
 	}
-	heap = bytes >= PYTHON_HEAP_MIN ? agent_region_alloc(region, bytes) : NULL;
+	heap = bytes >= PYTHON_HEAP_MIN + bytes / PYTHON_PYSTACK_SHARE
+		       ? agent_region_alloc(region, bytes)
+		       : NULL;
 	if (heap == NULL) {
 		script_exec_out_of_memory(ex);
 		return;
@@ -368,9 +390,10 @@ static void python_run(struct script_exec *ex)
 	stack_raising = false;
 	/* The frame address, not a local's: under AddressSanitizer a local may live elsewhere. */
 	mp_stack_set_top(__builtin_frame_address(0));
-	/* The runner's share of the thread's stack (script_runtime.h, SCRIPT_C_STACK_MAX). */
-	mp_stack_set_limit(script_exec_c_stack_max(ex));
-	gc_init(heap, heap + bytes);
+	mp_stack_set_limit(stack_limit(ex));
+	pystack = (bytes / PYTHON_PYSTACK_SHARE) & ~(size_t)7u;
+	mp_pystack_init(heap, heap + pystack);
+	gc_init(heap + pystack, heap + bytes);
 	mp_init();
 	run_in_vm();
 	MP_STATE_VM(vm_abort) = false;

@@ -198,6 +198,25 @@ def test_a_script_that_exhausts_its_heap_ends_out_of_memory(dut, lang: str) -> N
     assert out == "42\n" and status.startswith("[script] completed"), status
 
 
+#: Recursion inside the interpreter's C code with no script frame in between: comparing
+#: deeply nested containers (Lua walks nested tables only through metamethod calls, which
+#: test_deep_c_recursion_ends_as_an_exception covers).
+NESTED = ["a = (); b = ()", "for i in range(300): a = (a,); b = (b,)", "print(a == b)"]
+
+
+@pytest.mark.parametrize("lang", ["python"])
+def test_nested_containers_end_as_an_exception(dut, lang: str) -> None:
+    """Deep structures walked by C code: an error the script sees, never an overrun stack."""
+    path = f"/lfs/nested.{EXT[lang]}"
+    lines = ", ".join(f"'{x}'" for x in [*NESTED, ""])
+    _, status = run_source(dut, lang, source(lang, "write", path=path, lines=lines))
+    assert status.startswith("[script] completed"), status
+    _, status = script(dut, f"agent script {lang} {path}")
+    assert status.startswith("[script] exception: "), status
+    out, status = run_source(dut, lang, source(lang, "answer"))
+    assert out == "42\n" and status.startswith("[script] completed"), status
+
+
 def test_usage_errors(dut) -> None:
     assert dut.exec_command("agent script") == [
         "agent: usage: agent script python|lua -c SOURCE | PATH [ARG...]"]

@@ -126,7 +126,7 @@ typedef uintptr_t mp_uint_t;
 typedef long mp_off_t;
 #define MP_SSIZE_MAX INTPTR_MAX /* SSIZE_MAX is POSIX, not ISO C */
 
-/* Python frames live on the C stack (MICROPY_ENABLE_PYSTACK is 0). */
+/* alloca(), which some of MicroPython's sources use for small temporaries. */
 #ifndef alloca
 #define alloca(size) __builtin_alloca(size)
 #endif

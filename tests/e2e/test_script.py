@@ -249,3 +249,20 @@ def test_deep_c_recursion_ends_as_an_exception(dut, lang: str) -> None:
         assert "C stack overflow" in status, status
     out, status = run_source(dut, lang, source(lang, "answer"))
     assert out == "42\n" and status.startswith("[script] completed"), status
+
+
+#: What the hardware tools read, through the device API: the counts and the Wi-Fi state.
+INSPECT = {
+    "python": "import device; print(len(device.buses()), len(device.displays()), "
+              "device.network()['wifi'], len(device.gpio()), len(device.sensors()))",
+    "lua": "print(#device.buses(), #device.displays(), device.network().wifi, "
+           "#device.gpio(), #device.sensors())",
+}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_board_as_the_hardware_tools_read_it(dut, lang: str) -> None:
+    out, status = run_source(dut, lang, INSPECT[lang])
+    assert status.startswith("[script] completed"), status
+    assert re.fullmatch(r"\d+ \d+ (absent|off|disconnected|scanning|connecting|connected|"
+                        r"unknown) \d+ \d+\n", out), out

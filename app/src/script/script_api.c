@@ -16,6 +16,7 @@
 #include "storage_fs.h"
 #include "storage_params.h"
 #include "storage_path.h"
+#include "tools_hw_names.h"
 
 #define API_READ_MAX  CONFIG_AGENT_STORAGE_IO_MAX_LEN
 #define API_WRITE_MAX CONFIG_AGENT_STORAGE_IO_MAX_LEN
@@ -371,22 +372,6 @@ static int fn_sleep_ms(struct script_exec *ex, const struct script_arg *args,
 	return 0;
 }
 
-static const char *const gpio_policy_names[] = {
-	[AGENT_GPIO_POLICY_FREE] = "free",
-	[AGENT_GPIO_POLICY_INPUT_ONLY] = "input_only",
-	[AGENT_GPIO_POLICY_STRAPPING] = "strapping",
-	[AGENT_GPIO_POLICY_RESERVED] = "reserved",
-	[AGENT_GPIO_POLICY_UNKNOWN] = "unknown",
-};
-
-static const char *const gpio_mode_names[] = {
-	[AGENT_GPIO_MODE_UNCONFIGURED] = "unconfigured",
-	[AGENT_GPIO_MODE_INPUT] = "input",
-	[AGENT_GPIO_MODE_OUTPUT] = "output",
-	[AGENT_GPIO_MODE_INPUT_OUTPUT] = "input_output",
-	[AGENT_GPIO_MODE_UNKNOWN] = "unknown",
-};
-
 static int fn_gpio(struct script_exec *ex, const struct script_arg *args,
 		   struct script_sink *out, api_error error)
 {
@@ -408,12 +393,8 @@ static int fn_gpio(struct script_exec *ex, const struct script_arg *args,
 		put_kv_str(out, "name", slot.name);
 		put_kv_str(out, "controller", slot.controller);
 		put_kv_int(out, "pin", slot.pin);
-		put_kv_str(out, "policy", (unsigned int)slot.policy <= AGENT_GPIO_POLICY_UNKNOWN
-						  ? gpio_policy_names[slot.policy]
-						  : "unknown");
-		put_kv_str(out, "mode", (unsigned int)slot.mode <= AGENT_GPIO_MODE_UNKNOWN
-						? gpio_mode_names[slot.mode]
-						: "unknown");
+		put_kv_str(out, "policy", TOOLS_HW_NAME(tools_hw_gpio_policy_names, slot.policy));
+		put_kv_str(out, "mode", TOOLS_HW_NAME(tools_hw_gpio_mode_names, slot.mode));
 		put_kv_str(out, "claimed_by", slot.claimed_by);
 		out->ops->key(out->ctx, "level");
 		if (slot.readable && slot.read_error == 0) {
@@ -445,8 +426,8 @@ static int fn_sensors(struct script_exec *ex, const struct script_arg *args,
 			continue;
 		}
 		out->ops->map_begin(out->ctx);
-		put_kv_str(out, "family", reading.family == AGENT_SENSOR_BATTERY ? "battery"
-										 : "environment");
+		put_kv_str(out, "family",
+			   TOOLS_HW_NAME(tools_hw_sensor_family_names, reading.family));
 		put_kv_str(out, "sensor", reading.sensor);
 		put_kv_str(out, "quantity", reading.quantity);
 		put_kv_str(out, "unit", reading.unit);
@@ -459,6 +440,93 @@ static int fn_sensors(struct script_exec *ex, const struct script_arg *args,
 		out->ops->map_end(out->ctx);
 	}
 	out->ops->list_end(out->ctx);
+	return 0;
+}
+
+static int fn_buses(struct script_exec *ex, const struct script_arg *args,
+		    struct script_sink *out, api_error error)
+{
+	int count = agent_bus_count();
+
+	(void)ex;
+	(void)args;
+	if (count < 0) {
+		return api_fail(error, count, "buses cannot be read on this board%s", "");
+	}
+	out->ops->list_begin(out->ctx);
+	for (int i = 0; i < count; i++) {
+		struct agent_bus bus;
+
+		if (agent_bus_get((size_t)i, &bus) != 0) {
+			continue;
+		}
+		out->ops->map_begin(out->ctx);
+		put_kv_str(out, "name", bus.name);
+		put_kv_str(out, "type", TOOLS_HW_NAME(tools_hw_bus_type_names, bus.type));
+		put_kv_int(out, "speed_hz", bus.speed_hz);
+		put_kv_bool(out, "ready", bus.ready);
+		put_kv_str(out, "origin", TOOLS_HW_NAME(tools_hw_bus_origin_names, bus.origin));
+		put_kv_str(out, "sharing", TOOLS_HW_NAME(tools_hw_bus_sharing_names, bus.sharing));
+		out->ops->map_end(out->ctx);
+	}
+	out->ops->list_end(out->ctx);
+	return 0;
+}
+
+static int fn_displays(struct script_exec *ex, const struct script_arg *args,
+		       struct script_sink *out, api_error error)
+{
+	int count = agent_display_count();
+
+	(void)ex;
+	(void)args;
+	if (count < 0) {
+		return api_fail(error, count, "displays cannot be read on this board%s", "");
+	}
+	out->ops->list_begin(out->ctx);
+	for (int i = 0; i < count; i++) {
+		struct agent_display display;
+
+		if (agent_display_get((size_t)i, &display) != 0) {
+			continue;
+		}
+		out->ops->map_begin(out->ctx);
+		put_kv_str(out, "name", display.name);
+		put_kv_str(out, "driver", display.driver);
+		put_kv_int(out, "width", display.width);
+		put_kv_int(out, "height", display.height);
+		put_kv_bool(out, "ready", display.ready);
+		put_kv_str(out, "owner", display.owner);
+		out->ops->map_end(out->ctx);
+	}
+	out->ops->list_end(out->ctx);
+	return 0;
+}
+
+static int fn_network(struct script_exec *ex, const struct script_arg *args,
+		      struct script_sink *out, api_error error)
+{
+	struct agent_network_state net;
+	int err = agent_network_get(&net);
+
+	(void)ex;
+	(void)args;
+	if (err != 0) {
+		return api_fail(error, err, "the network state cannot be read on this board%s", "");
+	}
+	out->ops->map_begin(out->ctx);
+	put_kv_str(out, "wifi", TOOLS_HW_NAME(tools_hw_wifi_names, net.sta_state));
+	put_kv_str(out, "ssid", net.sta_ssid);
+	put_kv_str(out, "ip", net.ip);
+	put_kv_str(out, "gateway", net.gateway);
+	out->ops->key(out->ctx, "rssi_dbm");
+	if (net.rssi_known) {
+		out->ops->integer(out->ctx, net.rssi_dbm);
+	} else {
+		out->ops->none(out->ctx);
+	}
+	put_kv_int(out, "channel", net.channel);
+	out->ops->map_end(out->ctx);
 	return 0;
 }
 
@@ -514,6 +582,12 @@ static const struct script_fn api[] = {
 	{"sensors", "sensors() -> [{family, sensor, quantity, unit, value_micro}]",
 	 "Read every sensor now (value times 1000000; None when the reading failed).", 0, 0, {S},
 	 fn_sensors},
+	{"buses", "buses() -> [{name, type, speed_hz, ready, origin, sharing}]",
+	 "The board's I2C, SPI, UART and 1-Wire buses, read only.", 0, 0, {S}, fn_buses},
+	{"displays", "displays() -> [{name, driver, width, height, ready, owner}]",
+	 "The board's displays, read only.", 0, 0, {S}, fn_displays},
+	{"network", "network() -> {wifi, ssid, ip, gateway, rssi_dbm, channel}",
+	 "The network state, read only (rssi_dbm: None when unknown).", 0, 0, {S}, fn_network},
 	{"heap", "heap() -> {size, used, peak, largest_free}", "The script's own heap.", 0, 0,
 	 {S}, fn_heap},
 };

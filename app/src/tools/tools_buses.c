@@ -14,14 +14,6 @@
 #include "tools_hardware_internal.h"
 #include "tools_listing.h"
 
-/* ---- names ---------------------------------------------------------------------------------- */
-
-static const char *const bus_type_names[AGENT_BUS_TYPE_COUNT] = {"i2c", "spi", "uart",
-								 "onewire"};
-static const char *const origin_names[] = {"board", "runtime", "unknown"};
-static const char *const sharing_names[] = {"shared", "exclusive", "unknown"};
-static const char *const role_names[AGENT_DISPLAY_ROLE_COUNT] = {"primary", "console",
-								 "graphics", "status"};
 
 /* ---- buses ---------------------------------------------------------------------------------- */
 
@@ -31,7 +23,7 @@ static void write_bus(struct json_writer *w, const struct agent_bus *b)
 	jw_key(w, "name");
 	jw_string(w, b->name);
 	jw_key(w, "type");
-	jw_string(w, NAME_OF(bus_type_names, b->type));
+	jw_string(w, NAME_OF(tools_hw_bus_type_names, b->type));
 	jw_key(w, "pins");
 	if (b->pins_known) {
 		jw_object_begin(w);
@@ -47,9 +39,9 @@ static void write_bus(struct json_writer *w, const struct agent_bus *b)
 	jw_key(w, "ready");
 	jw_bool(w, b->ready);
 	jw_key(w, "origin");
-	jw_string(w, NAME_OF(origin_names, b->origin));
+	jw_string(w, NAME_OF(tools_hw_bus_origin_names, b->origin));
 	jw_key(w, "sharing");
-	jw_string(w, NAME_OF(sharing_names, b->sharing));
+	jw_string(w, NAME_OF(tools_hw_bus_sharing_names, b->sharing));
 	tools_hw_key_int_or_null(w, "leases", b->leases, b->leases >= 0);
 	jw_object_end(w);
 }
@@ -64,7 +56,7 @@ static int buses_exec(struct tool_ctx *ctx, const struct tool_args *args, struct
 
 	if (type_arg->present && type_arg->len > 0) {
 		for (int t = 0; t < AGENT_BUS_TYPE_COUNT; t++) {
-			if (tools_hw_same_name(bus_type_names[t], type_arg->str, type_arg->len)) {
+			if (tools_hw_same_name(tools_hw_bus_type_names[t], type_arg->str, type_arg->len)) {
 				type = t;
 			}
 		}
@@ -124,7 +116,7 @@ static void write_display(struct json_writer *w, const struct agent_display *d)
 	jw_array_begin(w);
 	for (size_t i = 0; i < AGENT_DISPLAY_ROLE_COUNT; i++) {
 		if ((d->roles & (1u << i)) != 0u) {
-			jw_string(w, role_names[i]);
+			jw_string(w, tools_hw_display_role_names[i]);
 		}
 	}
 	jw_array_end(w);

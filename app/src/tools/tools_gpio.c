@@ -14,12 +14,6 @@
 #include "tools_hardware_internal.h"
 #include "tools_listing.h"
 
-/* ---- names ---------------------------------------------------------------------------------- */
-
-static const char *const policy_names[] = {"free", "input_only", "strapping", "reserved",
-					   "unknown"};
-static const char *const mode_names[] = {"unconfigured", "input", "output", "input_output",
-					 "unknown"};
 
 /* ---- GPIO ----------------------------------------------------------------------------------- */
 
@@ -59,10 +53,10 @@ static void write_gpio(struct json_writer *w, size_t slot, const struct agent_gp
 	jw_key(w, "pin");
 	jw_int(w, s->pin);
 	jw_key(w, "policy");
-	jw_string(w, NAME_OF(policy_names, s->policy));
+	jw_string(w, NAME_OF(tools_hw_gpio_policy_names, s->policy));
 	tools_key_string_or_null(w, "claimed_by", s->claimed_by);
 	jw_key(w, "mode");
-	jw_string(w, NAME_OF(mode_names, s->mode));
+	jw_string(w, NAME_OF(tools_hw_gpio_mode_names, s->mode));
 	if (detailed) {
 		jw_key(w, "configured");
 		if (s->mode == AGENT_GPIO_MODE_UNKNOWN) {

@@ -12,14 +12,14 @@
 
 #include "json_writer.h"
 #include "tool.h"
+#include "tools_hw_names.h"
 #include "tools_listing.h"
 
 /* Room kept after a list for the members written behind it ("next_start"). */
 #define LIST_TAIL_BYTES 24
 
 
-#define NAME_OF(table, value)                                                                      \
-	((unsigned int)(value) < sizeof(table) / sizeof((table)[0]) ? (table)[value] : "unknown")
+#define NAME_OF(table, value) TOOLS_HW_NAME(table, value)
 
 
 /* The scratch writer buffer of one list element (tools run one at a time). */

@@ -14,11 +14,6 @@
 #include "tools_hardware_internal.h"
 #include "tools_listing.h"
 
-/* ---- names ---------------------------------------------------------------------------------- */
-
-static const char *const wifi_names[] = {"absent",     "off",	    "disconnected", "scanning",
-					 "connecting", "connected", "unknown"};
-static const char *const family_names[AGENT_SENSOR_FAMILY_COUNT] = {"battery", "environment"};
 
 /* ---- network -------------------------------------------------------------------------------- */
 
@@ -42,7 +37,7 @@ static int network_exec(struct tool_ctx *ctx, const struct tool_args *args,
 	jw_key(out, "station");
 	jw_object_begin(out);
 	jw_key(out, "state");
-	jw_string(out, NAME_OF(wifi_names, net.sta_state));
+	jw_string(out, NAME_OF(tools_hw_wifi_names, net.sta_state));
 	tools_key_string_or_null(out, "ssid", net.sta_ssid);
 	tools_key_string_or_null(out, "ip", net.ip);
 	tools_key_string_or_null(out, "netmask", net.netmask);
@@ -140,7 +135,7 @@ static int sensors_exec(struct tool_ctx *ctx, const struct tool_args *args,
 
 	if (family_arg->present && family_arg->len > 0) {
 		for (int f = 0; f < AGENT_SENSOR_FAMILY_COUNT; f++) {
-			if (tools_hw_same_name(family_names[f], family_arg->str, family_arg->len)) {
+			if (tools_hw_same_name(tools_hw_sensor_family_names[f], family_arg->str, family_arg->len)) {
 				only = f;
 			}
 		}
@@ -166,7 +161,7 @@ static int sensors_exec(struct tool_ctx *ctx, const struct tool_args *args,
 		present = agent_sensor_family_present((enum agent_sensor_family)f);
 		jw_object_begin(out);
 		jw_key(out, "family");
-		jw_string(out, family_names[f]);
+		jw_string(out, tools_hw_sensor_family_names[f]);
 		jw_key(out, "available");
 		jw_bool(out, present);
 		if (!present) {

@@ -182,3 +182,44 @@ def test_both_builds_compile_the_folders_of_the_table() -> None:
     text = (SRC / "core.cmake").read_text()
     listed = re.findall(r"\$\{CMAKE_CURRENT_LIST_DIR\}/([a-z/]+)", text)
     assert listed == list(LAYERS)
+
+
+# The script runtimes' adapters (app/src/runtimes/NAME): what they may include of the agent
+# is the runner's contract and the port header; the rest is their interpreter and C.
+RUNTIMES = SRC / "runtimes"
+RUNTIME_CONTRACT = {"script_runtime.h", "script_runner.h", "agent_port.h"}
+INTERPRETER_HEADERS = {"lua": re.compile(r"^(lua|lauxlib|lualib)\.h$"),
+                       "python": re.compile(r"^(py|genhdr)/[\w/]+\.h$")}
+
+
+def runtime_include_violations(runtimes: Path = RUNTIMES) -> list[str]:
+    """Every include of an adapter file that is neither its own folder's, the runner's
+    contract, its interpreter's nor a C standard header, as "NAME/file includes X"."""
+    bad = []
+    for folder in sorted(p for p in runtimes.iterdir() if p.is_dir()):
+        own = {p.name for p in folder.glob("*.h")}
+        interp = INTERPRETER_HEADERS.get(folder.name)
+        for path in sorted(folder.glob("*.[ch]")):
+            for kind, name in INCLUDE.findall(path.read_text()):
+                if kind == "<":
+                    ok = name in C_STANDARD_HEADERS
+                else:
+                    ok = (name in own or name in RUNTIME_CONTRACT
+                          or (interp is not None and interp.match(name) is not None))
+                if not ok:
+                    bad.append(f"{folder.name}/{path.name} includes {name}")
+    return bad
+
+
+def test_runtimes_reach_the_agent_only_through_the_runner_contract() -> None:
+    assert sorted(p.name for p in RUNTIMES.iterdir() if p.is_dir()) == ["lua", "python"]
+    assert runtime_include_violations() == []
+
+
+def test_runtime_check_catches_a_reach_into_the_core(tmp_path: Path) -> None:
+    lua = tmp_path / "lua"
+    lua.mkdir()
+    (lua / "lua_runtime.c").write_text('#include "lua.h"\n#include "script_runtime.h"\n'
+                                       '#include "script_internal.h"\n#include <zephyr/kernel.h>\n')
+    assert runtime_include_violations(tmp_path) == [
+        "lua/lua_runtime.c includes script_internal.h", "lua/lua_runtime.c includes zephyr/kernel.h"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import struct
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from enum import IntEnum
 from typing import Any, ClassVar
 
@@ -165,6 +165,19 @@ class Session:
         self.loop.close()
 
 
+def tool_pages(call: Callable[..., dict[str, Any]]) -> tuple[dict[str, Any], list[Any]]:
+    """The first TOOLS response and every tool, page by page: a response holds what fits
+    (the compiled-in tools fit one; the script tools, when built in, start a second)."""
+    first = call(TOOLS)
+    listed = list(first["tools"])
+    while len(listed) < first["total"]:
+        page = call(TOOLS, off=len(listed))
+        assert page["off"] == len(listed) and page["tools"], page
+        listed += page["tools"]
+    assert len(listed) == first["total"]
+    return first, listed
+
+
 @pytest.fixture
 def smp(dut: SimDevice) -> Iterator[Session]:
     s = Session(dut)
@@ -187,8 +200,8 @@ def test_every_command(smp: Session) -> None:
     assert status["tool_calls"]["executed"] == 0 and status["pools"]
     convs = smp.call(CONVERSATIONS)
     assert convs["list"] == [] and convs["next"] == convs["slots"] == 3
-    tools = smp.call(TOOLS)
-    assert len(tools["tools"]) == tools["total"] and tools["policy"] == "confirm"
+    tools, _ = tool_pages(smp.call)
+    assert tools["policy"] == "confirm"
     assert smp.call(EXPORT, slot=1, off=0)["err"] == AgentRc.ENOENT
     assert smp.call(DELETE, True, slot=1) == {
         "err": AgentRc.ENOENT, "group": GROUP, "reason": "slot 1 holds no conversation"}
@@ -247,8 +260,7 @@ def test_frames_while_the_shell_prints(smp: Session) -> None:
     """The shell prints a long table while requests come and go: neither is cut."""
     for _ in range(5):
         smp.type_text(b"agent tools\r")
-        tools = smp.call(TOOLS)
-        assert len(tools["tools"]) == tools["total"]
+        tool_pages(smp.call)
         assert smp.call(CONFIG, name="model")["name"] == "model"
         out = smp.shell_until(b"offered per provider turn")
         assert b"storage_read" in out and b"\x06\x09" not in out
@@ -354,8 +366,7 @@ def test_mtu_sweep(dut: SimDevice, strategy: FragmentationStrategy) -> None:
         assert s.call(CONFIG)["model"] == model
         with pytest.raises(ValueError):  # smpclient itself refuses what the device cannot take
             s.call(CONFIG, True, name="model", value="x" * room)
-        tools = s.call(TOOLS)
-        assert len(tools["tools"]) == tools["total"]
+        tool_pages(s.call)
         assert s.call(STATUS)["model"] == model
     finally:
         s.close()

@@ -307,9 +307,10 @@ void agent_thread_relax(void)
 {
 #ifdef CONFIG_ARCH_POSIX
 	/* native_sim runs code in zero simulated time: a busy loop would stop the clock and
-	 * every interrupt (the console's Esc included). Account a few microseconds of CPU time
-	 * per pause, which lets the simulated time, and with it the interrupts, advance. */
-	k_busy_wait(10);
+	 * every interrupt (the console's Esc included). Account 100 us of CPU time per pause
+	 * (about what a pause's 1000 instructions cost a small MCU), which lets the simulated
+	 * time, and with it the interrupts, advance at least as fast as the host's clock. */
+	k_busy_wait(100);
 #endif
 	k_yield();
 }

@@ -20,13 +20,15 @@ LAYERS: dict[str, frozenset[str]] = {
     "agent/wire": frozenset({"agent/state"}),
     "tools": frozenset({"agent/state", "agent/wire"}),
     "script": frozenset({"agent/state", "agent/wire", "tools"}),
+    "modules": frozenset({"agent/state", "agent/wire", "tools", "script"}),
     "agent/store": frozenset({"agent/state", "agent/wire"}),
     "agent/provider": frozenset({"agent/state", "agent/wire"}),
-    "agent/request": frozenset({"agent/state", "agent/wire", "tools", "agent/provider"}),
-    "agent/shell": frozenset({"agent/state", "agent/wire", "tools", "script", "agent/store",
-                              "agent/provider", "agent/request"}),
-    "agent/mgmt": frozenset({"agent/state", "agent/wire", "tools", "script", "agent/store",
-                             "agent/provider", "agent/request", "agent/shell"}),
+    "agent/request": frozenset({"agent/state", "agent/wire", "tools", "modules",
+                                "agent/provider"}),
+    "agent/shell": frozenset({"agent/state", "agent/wire", "tools", "script", "modules",
+                              "agent/store", "agent/provider", "agent/request"}),
+    "agent/mgmt": frozenset({"agent/state", "agent/wire", "tools", "script", "modules",
+                             "agent/store", "agent/provider", "agent/request", "agent/shell"}),
 }
 CORE_DIRS = [SRC / name for name in LAYERS]
 

@@ -9,6 +9,7 @@ set(AGENT_CORE_DIRS
   ${CMAKE_CURRENT_LIST_DIR}/agent/wire
   ${CMAKE_CURRENT_LIST_DIR}/tools
   ${CMAKE_CURRENT_LIST_DIR}/script
+  ${CMAKE_CURRENT_LIST_DIR}/modules
   ${CMAKE_CURRENT_LIST_DIR}/agent/store
   ${CMAKE_CURRENT_LIST_DIR}/agent/provider
   ${CMAKE_CURRENT_LIST_DIR}/agent/request

@@ -53,8 +53,8 @@ struct module_manifest {
 	struct module_text version;
 	/* role */
 	struct module_text overlay; /* body file; "overlay.txt" when the key is absent */
-	struct module_text tools;   /* comma-separated tool and group names, "" when absent */
-	struct module_text skills;  /* comma-separated skill names, "" when absent */
+	struct module_text tools;   /* comma-separated tool and group names, unset when absent */
+	struct module_text skills;  /* comma-separated skill names, unset when absent */
 	/* skill */
 	struct module_text body;    /* body file; "SKILL.md" when the key is absent */
 	/* tool */
@@ -69,16 +69,17 @@ struct module_manifest {
 };
 
 /**
- * Parse a module.manifest of @p len bytes (LF or CRLF lines). 0, or -EINVAL with one line in
- * @p why naming the key or limit (an unknown key for the kind, an invalid value, a
- * duplicate key, a missing required key, a text over its bound).
+ * Parse a module.manifest of @p len bytes (LF or CRLF lines). 0, or -EINVAL (-E2BIG for a
+ * text over its bound) with one line in @p why naming the key or limit (an unknown key for
+ * the kind, an invalid value, a duplicate key, a missing required key).
  */
 int module_manifest_parse(const char *text, size_t len, struct module_manifest *out,
 			  char *why, size_t why_len);
 
 /**
  * Parse a SKILL.md of @p len bytes: its front matter gives name and description (and only
- * those), the rest is the body: *@p body_off is where it starts. 0 or -EINVAL with @p why.
+ * those), the rest is the body: *@p body_off is where it starts. 0 or -EINVAL (-E2BIG for a
+ * text over its bound) with @p why; an empty body is refused.
  */
 int module_skill_md_parse(const char *text, size_t len, struct module_manifest *out,
 			  size_t *body_off, char *why, size_t why_len);

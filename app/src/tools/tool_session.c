@@ -46,7 +46,8 @@ bool tool_is_bootstrap(const struct tool_def *def)
 
 bool tool_session_offerable(const struct tool_session *s, const struct tool_def *def)
 {
-	return tool_available(def) && tool_policy_disposition(s->policy, def->risk) != TOOL_DENIED;
+	return tool_available(def) && tool_policy_disposition(s->policy, def->risk) != TOOL_DENIED &&
+	       (s->granted == NULL || s->granted(s->role, def));
 }
 
 void tool_session_init(struct tool_session *s, enum agent_tools_policy policy, const char *prompt)

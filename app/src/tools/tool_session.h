@@ -26,6 +26,10 @@ struct tool_session {
 	const char *prompt; /* the request's prompt: a path-like token favours storage_stat */
 	const struct tool_def *selected[CONFIG_AGENT_TOOL_DISCOVERED_MAX];
 	size_t selected_count;
+	/* The agent's role bounds what it is offered (docs/modules.md "Roles and agents"):
+	 * NULL grants everything, else called with @p role for each tool. */
+	bool (*granted)(int role, const struct tool_def *def);
+	int role;
 };
 
 /** What @p policy does with a tool of @p risk (docs/configuration.md "Tool policy"). */
@@ -35,7 +39,8 @@ const char *tool_disposition_name(enum tool_disposition disposition);
 /** Whether @p def is one of the bootstrap tools every request starts with. */
 bool tool_is_bootstrap(const struct tool_def *def);
 
-/** Whether discovery may offer @p def now: available and not denied by the policy. */
+/** Whether discovery may offer @p def now: available, granted by the agent's role and not
+ *  denied by the policy. */
 bool tool_session_offerable(const struct tool_session *s, const struct tool_def *def);
 
 void tool_session_init(struct tool_session *s, enum agent_tools_policy policy, const char *prompt);

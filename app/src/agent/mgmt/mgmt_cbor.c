@@ -124,6 +124,8 @@ static const char *type_words(enum field_type type)
 		return "a text string";
 	case FIELD_UINT:
 		return "an unsigned integer";
+	case FIELD_BSTR:
+		return "a byte string";
 	default:
 		return "true or false";
 	}
@@ -272,6 +274,12 @@ int agent_mgmt_decode_request(zcbor_state_t *zsd, struct field *fields, size_t c
 		case FIELD_TSTR:
 			ok = major == ZCBOR_MAJOR_TYPE_TSTR;
 			if (ok && !zcbor_tstr_decode(zsd, &f->text)) {
+				return -EBADMSG;
+			}
+			break;
+		case FIELD_BSTR:
+			ok = major == ZCBOR_MAJOR_TYPE_BSTR;
+			if (ok && !zcbor_bstr_decode(zsd, &f->text)) {
 				return -EBADMSG;
 			}
 			break;

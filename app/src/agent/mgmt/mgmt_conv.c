@@ -13,6 +13,7 @@
 #include "agent_port.h"
 #include "conv_store.h"
 #include "mgmt_internal.h"
+#include "module_agents.h"
 
 static uint8_t export_chunk[AGENT_MGMT_EXPORT_CHUNK] AGENT_PSRAM_ATTR;
 
@@ -215,5 +216,6 @@ int agent_mgmt_delete_write(zcbor_state_t *zsd, zcbor_state_t *zse, struct refus
 					 "slot %u could not be deleted (error %d)",
 					 (unsigned int)slot, err);
 	}
+	module_agent_forget(slot); /* the agent of that slot goes with it */
 	return agent_mgmt_put_uint(zse, "slot", slot) ? 0 : -ENOMEM;
 }

@@ -40,6 +40,10 @@ static const struct {
 	[AGENT_MGMT_CMD_DELETE] = {NULL, agent_mgmt_delete_write},
 	[AGENT_MGMT_CMD_TOOLS] = {agent_mgmt_tools_read, NULL},
 	[AGENT_MGMT_CMD_MAN] = {NULL, agent_mgmt_man_write},
+	[AGENT_MGMT_CMD_IMPORT] = {NULL, agent_mgmt_import_write},
+	[AGENT_MGMT_CMD_PART] = {NULL, agent_mgmt_part_write},
+	[AGENT_MGMT_CMD_MODULES] = {agent_mgmt_modules_read, NULL},
+	[AGENT_MGMT_CMD_REMOVE] = {NULL, agent_mgmt_remove_write},
 };
 
 bool agent_mgmt_has_handler(uint16_t cmd, bool write)

@@ -28,6 +28,10 @@ enum agent_mgmt_cmd {
 	AGENT_MGMT_CMD_DELETE = 5,
 	AGENT_MGMT_CMD_TOOLS = 6,
 	AGENT_MGMT_CMD_MAN = 7,
+	AGENT_MGMT_CMD_IMPORT = 8,  /* a module's head */
+	AGENT_MGMT_CMD_PART = 9,    /* bytes of its text at an offset */
+	AGENT_MGMT_CMD_MODULES = 10, /* the catalog */
+	AGENT_MGMT_CMD_REMOVE = 11,
 	AGENT_MGMT_CMD_COUNT
 };
 
@@ -42,6 +46,8 @@ enum agent_mgmt_rc {
 	AGENT_MGMT_RC_EBUSY = 6,      /* open in the chat, a request is running */
 	AGENT_MGMT_RC_EIO = 7,	      /* settings or file system failed */
 	AGENT_MGMT_RC_ENODEV = 8,     /* conversations are not available */
+	AGENT_MGMT_RC_ENOSPC = 9,     /* the catalog or the journal has no room */
+	AGENT_MGMT_RC_EPERM = 10,     /* a built-in tool cannot be removed */
 };
 
 /* MCUmgr's own result codes (zephyr/mgmt/mcumgr/mgmt/mgmt_defines.h), for failures below the

@@ -27,6 +27,7 @@ enum field_type {
 	FIELD_TSTR,
 	FIELD_UINT,
 	FIELD_BOOL,
+	FIELD_BSTR, /* in text, like a text string */
 };
 
 struct field {
@@ -93,5 +94,9 @@ int agent_mgmt_export_read(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusa
 int agent_mgmt_delete_write(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r);
 int agent_mgmt_tools_read(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r);
 int agent_mgmt_man_write(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r);
+int agent_mgmt_import_write(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r);
+int agent_mgmt_part_write(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r);
+int agent_mgmt_modules_read(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r);
+int agent_mgmt_remove_write(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r);
 
 #endif /* AGENT_MGMT_INTERNAL_H */

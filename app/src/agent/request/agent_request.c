@@ -13,6 +13,7 @@
 #include "tool_exec.h"
 #include "tool_registry.h"
 #include "tool_session.h"
+#include "module_agents.h"
 #include "utf8.h"
 
 #define HISTORY_BYTES	CONFIG_AGENT_CHAT_HISTORY_FRAGMENT_SIZE
@@ -300,6 +301,14 @@ static int handle_call(struct agent_request *req, struct tool_session *session,
 		req->hooks->tool_done(req->user, def->name, AGENT_TOOL_FAILED, why);
 		return 0;
 	}
+	if (session->granted != NULL && !session->granted(session->role, def)) {
+		/* The agent's role does not grant it: refused, nothing runs (docs/modules.md). */
+		snprintf(why, sizeof(why), "%s is not granted to this agent's role", def->name);
+		stats.denied++;
+		structured("refused", why, NULL, NULL);
+		req->hooks->tool_done(req->user, def->name, AGENT_TOOL_DENIED, why);
+		return 0;
+	}
 	if (!tool_session_is_advertised(session, def)) {
 		if (def->workflow_dependency && tool_session_offerable(session, def)) {
 			/* Offered from the next turn on; this call is not executed (spec). */
@@ -368,6 +377,9 @@ static int handle_call(struct agent_request *req, struct tool_session *session,
 
 /* ---- The loop ---------------------------------------------------------------------------- */
 
+/* One request runs at a time: its instructions with the role's overlay and skills. */
+static char instructions[CONFIG_AGENT_INSTRUCTIONS_MAX_LEN + 1] AGENT_PSRAM_ATTR;
+
 static int request_run(struct agent_request *req)
 {
 	static struct tool_session session;
@@ -381,8 +393,16 @@ static int request_run(struct agent_request *req)
 	int err;
 
 	tool_session_init(&session, req->config->tools, req->prompt);
+	session.role = module_agent_role(req->agent_id, NULL);
+	session.granted = module_role_grants;
+	/* The role's overlay and its skills' text follow the frontend's instructions. */
+	/* The exchanges make room for them (escaped, at most twice their bytes). */
+	size_t instructions_bytes = 2u * module_instructions(req->agent_id, req->instructions,
+							      instructions, sizeof(instructions),
+							      NULL);
 	memset(&hist, 0, sizeof(hist));
-	hist.limit = history_limit(req->write_prior != NULL ? req->prior_bytes : 0);
+	hist.limit = history_limit((req->write_prior != NULL ? req->prior_bytes : 0) +
+				   instructions_bytes);
 	memset(&st, 0, sizeof(st));
 	st.req = req;
 	req->response_id[0] = '\0';
@@ -396,7 +416,7 @@ static int request_run(struct agent_request *req)
 		struct provider_request pr = {
 			.config = req->config,
 			.key = req->key,
-			.instructions = req->instructions,
+			.instructions = instructions,
 			.prompt = req->prompt,
 			.previous_response_id = prev_id[0] != '\0' ? prev_id : NULL,
 			.cancel = req->cancel,

@@ -47,6 +47,7 @@ struct agent_request {
 	const struct agent_config *config;
 	const char *key; /* NULL without a key */
 	const char *instructions;
+	unsigned int agent_id; /* 0: the console agent; N: the conversation in slot N */
 	const char *prompt;
 	const char *cwd; /* the invoking shell's current directory, absolute */
 	const char *previous_response_id; /* Responses: continue an earlier conversation */

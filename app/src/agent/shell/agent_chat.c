@@ -18,6 +18,7 @@
 #include "agent_board_prompt.h"
 #include "agent_chat.h"
 #include "agent_chat_internal.h"
+#include "module_agents.h"
 #include "agent_cmd_internal.h"
 #include "agent_confirm.h"
 #include "agent_confirm_text.h"
@@ -258,6 +259,8 @@ static void commit_turn(const struct agent_request *req)
 			sayf("agent: the conversation cannot be stored (error %s)%s", number, "");
 			return;
 		}
+		/* A new conversation in this slot is a new agent: nothing of the old one's. */
+		module_agent_forget(agent_chat.conv.slot);
 		agent_chat.conv_active = true;
 	}
 	err = conv_store_commit(&agent_chat.conv, &turn, &why);
@@ -298,6 +301,8 @@ static void worker(void *user_data)
 		.config = agent_chat.cfg,
 		.key = n > 0 ? agent_chat.key : NULL,
 		.instructions = agent_chat.instructions,
+		/* A stored conversation is the agent of its slot; a new one is agent 0's. */
+		.agent_id = agent_chat.conv_saved ? agent_chat.conv.slot : 0u,
 		.prompt = agent_chat.prompt,
 		.cwd = "/lfs",
 		.previous_response_id =

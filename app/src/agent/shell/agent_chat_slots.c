@@ -15,6 +15,8 @@
 #include "conv_format.h"
 #include "conv_store.h"
 #include "http.h"
+#include "module_agents.h"
+#include "module_catalog.h"
 
 /*
  * Replay the stored transcript record by record (bounded pieces, never the whole file). The
@@ -180,6 +182,7 @@ int agent_chat_delete(struct agent_console *console, const char *slot_text)
 			    err);
 		return err;
 	}
+	module_agent_forget(slot); /* the agent of that slot goes with it */
 	agent_printf(console, "slot %u deleted\n", (unsigned int)slot);
 	return 0;
 }
@@ -193,8 +196,12 @@ static int list_one(const struct conv_summary *s, void *user_data)
 			     (unsigned int)s->bytes);
 		return 0;
 	}
-	agent_printf(console, "%-4u %-5u %-6u %-20.20s %s\n", (unsigned int)s->slot,
-		     (unsigned int)s->turns, (unsigned int)s->bytes, s->model, s->title);
+	bool assigned = false;
+	int role = module_agent_role(s->slot, &assigned);
+
+	agent_printf(console, "%-4u %-5u %-6u %-12.12s %-20.20s %s\n", (unsigned int)s->slot,
+		     (unsigned int)s->turns, (unsigned int)s->bytes,
+		     role >= 0 ? module_catalog_entry(role)->name : "-", s->model, s->title);
 	return 0;
 }
 
@@ -208,7 +215,7 @@ int agent_chat_list(struct agent_console *console)
 	}
 	agent_printf(console, "conversations in %s (%u slots)\n", info.dir,
 		     (unsigned int)info.slots);
-	agent_printf(console, "%-4s %-5s %-6s %-20s %s\n", "slot", "turns", "bytes", "model",
-		     "title");
+	agent_printf(console, "%-4s %-5s %-6s %-12s %-20s %s\n", "slot", "turns", "bytes", "role",
+		     "model", "title");
 	return conv_store_list(list_one, console);
 }

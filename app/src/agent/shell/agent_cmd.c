@@ -19,6 +19,7 @@
 #include "agent_version.h"
 #include "provider.h"
 #include "reference_sd.h"
+#include "module_import.h"
 #include "script_runner.h"
 
 /* Why the stored configuration could not be loaded at boot, or 0. */
@@ -54,6 +55,14 @@ int agent_init(void)
 
 		if (err == 0) {
 			err = script_err;
+		}
+	}
+	{
+		/* Modules: the catalog restored from the journal, skill_use registered. */
+		int module_err = module_boot(agent_request_active);
+
+		if (err == 0) {
+			err = module_err;
 		}
 	}
 	(void)conv_err;
@@ -212,6 +221,7 @@ static int cmd_status(struct agent_console *console, int argc, char **argv)
 	} else {
 		agent_puts(console, "last request: none yet\n");
 	}
+	agent_cmd_modules_status(console);
 	print_memory(console);
 	agent_pool_foreach(print_pool, console);
 	size_t stack_used;
@@ -295,6 +305,12 @@ static const struct agent_subcmd subcmds[] = {
 	{"status", "status", "show the configuration, tool activity and memory", cmd_status},
 	{"tools", "tools", "list the tools: domain, risk, availability, policy", agent_cmd_tools_exec},
 	{"forget", "forget", "erase every agent setting, the key included", cmd_forget},
+	{"import", "import PATH", "import a role, skill or tool module directory", agent_cmd_import_exec},
+	{"remove", "remove NAME", "remove an installed module", agent_cmd_remove_exec},
+	{"modules", "modules", "list the catalog: kind, size, digest, state", agent_cmd_modules_exec},
+	{"skills", "skills", "list the installed skills", agent_cmd_skills_exec},
+	{"ID", "ID role [NAME|inherit]", "show or set the role of agent ID (0: console agent)",
+	 agent_cmd_id_exec},
 };
 
 #define SUBCMD_COUNT (sizeof(subcmds) / sizeof(subcmds[0]))
@@ -316,6 +332,9 @@ int agent_cmd_exec(struct agent_console *console, int argc, char **argv)
 	    strcmp(argv[1], "--help") == 0) {
 		print_help(console);
 		return 1;
+	}
+	if (argv[1][0] >= '0' && argv[1][0] <= '9') {
+		return agent_cmd_id_exec(console, argc, argv);
 	}
 	for (size_t i = 0; i < SUBCMD_COUNT; i++) {
 		if (strcmp(argv[1], subcmds[i].name) == 0) {

@@ -26,4 +26,14 @@ int agent_cmd_script_exec(struct agent_console *console, int argc, char **argv);
 /** `agent tools` (agent_cmd_tools.c). */
 int agent_cmd_tools_exec(struct agent_console *console, int argc, char **argv);
 
+/** `agent import PATH`, `agent remove NAME`, `agent modules`, `agent skills` and
+ *  `agent ID role ...` (agent_modules_cmd.c). */
+int agent_cmd_import_exec(struct agent_console *console, int argc, char **argv);
+int agent_cmd_remove_exec(struct agent_console *console, int argc, char **argv);
+int agent_cmd_modules_exec(struct agent_console *console, int argc, char **argv);
+int agent_cmd_skills_exec(struct agent_console *console, int argc, char **argv);
+int agent_cmd_id_exec(struct agent_console *console, int argc, char **argv);
+/** The agent status lines of the modules: agent 0's role, the catalog, the instructions. */
+void agent_cmd_modules_status(struct agent_console *console);
+
 #endif /* AGENT_CMD_INTERNAL_H */

@@ -33,6 +33,10 @@ AGENT_HANDLER(export_read, AGENT_MGMT_CMD_EXPORT, false)
 AGENT_HANDLER(delete_write, AGENT_MGMT_CMD_DELETE, true)
 AGENT_HANDLER(tools_read, AGENT_MGMT_CMD_TOOLS, false)
 AGENT_HANDLER(man_write, AGENT_MGMT_CMD_MAN, true)
+AGENT_HANDLER(import_write, AGENT_MGMT_CMD_IMPORT, true)
+AGENT_HANDLER(part_write, AGENT_MGMT_CMD_PART, true)
+AGENT_HANDLER(modules_read, AGENT_MGMT_CMD_MODULES, false)
+AGENT_HANDLER(remove_write, AGENT_MGMT_CMD_REMOVE, true)
 
 static const struct mgmt_handler agent_handlers[AGENT_MGMT_CMD_COUNT] = {
 	[AGENT_MGMT_CMD_CONFIG] = {.mh_read = config_read, .mh_write = config_write},
@@ -43,6 +47,10 @@ static const struct mgmt_handler agent_handlers[AGENT_MGMT_CMD_COUNT] = {
 	[AGENT_MGMT_CMD_DELETE] = {.mh_write = delete_write},
 	[AGENT_MGMT_CMD_TOOLS] = {.mh_read = tools_read},
 	[AGENT_MGMT_CMD_MAN] = {.mh_write = man_write},
+	[AGENT_MGMT_CMD_IMPORT] = {.mh_write = import_write},
+	[AGENT_MGMT_CMD_PART] = {.mh_write = part_write},
+	[AGENT_MGMT_CMD_MODULES] = {.mh_read = modules_read},
+	[AGENT_MGMT_CMD_REMOVE] = {.mh_write = remove_write},
 };
 
 #if defined(CONFIG_MCUMGR_SMP_SUPPORT_ORIGINAL_PROTOCOL)

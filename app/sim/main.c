@@ -19,6 +19,7 @@
 #include "posix_port.h"
 #include "provider.h"
 #include "script_runner.h"
+#include "sim_modules.h"
 #include "sim_shell.h"
 
 #define FLASH_DEFAULT_PATH "flash.bin"
@@ -35,6 +36,8 @@ struct options {
 	const char *flash;
 	const char *sd;
 	const char *board;
+	const char *modules; /* NULL: none (--modules=) */
+	bool modules_given;
 	const char *ca_files[CA_FILES_MAX];
 	int ca_count;
 	unsigned long flash_bytes;
@@ -68,6 +71,9 @@ static void usage(FILE *out, const char *prog)
 		"                      TLS (up to %d times)\n"
 		"  --board=FILE        the simulated board the hardware tools see\n"
 		"                      (default %s)\n"
+		"  --modules=DIR       import each child directory of DIR as a module at\n"
+		"                      start-up, in name order (default %s);\n"
+		"                      --modules= imports none\n"
 		"  --confirm-timeout-ms=MS  tests: the tool confirmation deadline (default\n"
 		"                      the spec's 30 s)\n"
 		"  --request-deadline-ms=MS  tests: the provider request deadline (default\n"
@@ -77,7 +83,7 @@ static void usage(FILE *out, const char *prog)
 		"  --version           print the version and exit\n"
 		"  --help              this text\n",
 		prog, FLASH_DEFAULT_PATH, POSIX_FLASH_BLOCK_BYTES, POSIX_FLASH_DEFAULT_BYTES,
-		CA_FILES_MAX, AGENT_SIM_BOARD_DEFAULT);
+		CA_FILES_MAX, AGENT_SIM_BOARD_DEFAULT, AGENT_SIM_MODULES_DEFAULT);
 }
 
 /* A test option's milliseconds, 1 to 600000; an error names @p option. */
@@ -118,6 +124,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
 {
 	opt->flash = FLASH_DEFAULT_PATH;
 	opt->board = AGENT_SIM_BOARD_DEFAULT;
+	opt->modules = AGENT_SIM_MODULES_DEFAULT;
 	opt->flash_bytes = POSIX_FLASH_DEFAULT_BYTES;
 	for (int i = 1; i < argc; i++) {
 		const char *value;
@@ -188,6 +195,9 @@ static int parse_options(int argc, char **argv, struct options *opt)
 				return -EINVAL;
 			}
 			opt->flash = value;
+		} else if ((value = option_value(argc, argv, &i, "--modules")) != NULL) {
+			opt->modules = value[0] != '\0' ? value : NULL;
+			opt->modules_given = true;
 		} else if ((value = option_value(argc, argv, &i, "--board")) != NULL) {
 			if (value[0] == '\0') {
 				fprintf(stderr, "error: --board needs a file name\n");
@@ -297,6 +307,16 @@ int main(int argc, char **argv)
 	err = agent_init();
 	if (err != 0) {
 		agent_printf(console, "agent: cannot load the configuration (error %d)\n", err);
+	}
+	if (opt.modules != NULL) {
+		/* A folder named on the command line must be there; the default may be missing
+		 * in a moved installation, which then starts without roles. */
+		err = sim_modules_import(console, opt.modules);
+		if (err != 0 && opt.modules_given) {
+			fprintf(stderr, "error: --modules %s: %s\n", opt.modules, strerror(-err));
+			posix_flash_unmount();
+			return 1;
+		}
 	}
 	err = sim_shell_run(console, in_fd, opt.pty, &stop_requested);
 	posix_flash_unmount();

@@ -1,0 +1,231 @@
+"""Modules over the simulator's console (docs/modules.md): the spec's arithmetic skill imported
+as written, the supplied roles at start-up and the console agent, --modules in name order and
+no deeper, refusals with their reasons and nothing installed, restore after a restart with the
+files changed on disk, removal's refusals, and a role's overlay, skills and granted tools in
+the request the test server records, with skill_use returning the exact installed body."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from agent_host.testing.agent_tools import ask, configure
+from agent_host.testing.sim_device import SimDevice
+from agent_host.testserver import Script, TestServer
+from agent_host.testserver.dialogue import (
+    advertised_names,
+    function_call_output,
+    text_reply,
+    tool_call_reply,
+)
+from flash_image import exists, write_files
+
+pytestmark = pytest.mark.sim_only("the simulator's flash image, --modules and process")
+
+REPO = Path(__file__).resolve().parents[2]
+ROLES = REPO / "modules" / "roles"
+#: The spec's example, verbatim.
+ARITHMETIC = (b"---\nname: arithmetic\ndescription: Gives rules for arithmetic tasks.\n---\n"
+              b"Check each operation and state the unit of each result.\n")
+ARITHMETIC_BODY = "Check each operation and state the unit of each result.\n"
+
+
+def start_with(sims, files: dict[str, bytes], extra: list[str] | None = None) -> SimDevice:
+    first = sims.start(extra)
+    assert first.stop() == 0, first.stderr_text()
+    write_files(sims.flash, files)
+    return sims.start(extra)
+
+
+def modules(dut: SimDevice) -> dict[str, tuple[str, str]]:
+    """`agent modules` as {name: (kind, state)}."""
+    lines = dut.exec_command("agent modules")
+    assert lines[0].split() == ["name", "kind", "bytes", "sha256", "state"], lines
+    rows = {}
+    for line in lines[1:]:
+        if line.startswith(("catalog:", "journal:")):
+            continue
+        name, kind, _size, _digest, state = line.split(None, 4)
+        rows[name] = (kind, state)
+    return rows
+
+
+def journal_bytes(dut: SimDevice) -> int:
+    line = next(x for x in dut.exec_command("agent modules") if x.startswith("journal: "))
+    match = re.match(r"journal: (\d+) bytes", line)
+    assert match, line
+    return int(match.group(1))
+
+
+def role_dir(root: Path, name: str, manifest: str, overlay: str) -> None:
+    (root / name).mkdir(parents=True)
+    (root / name / "module.manifest").write_text(manifest)
+    (root / name / "overlay.txt").write_text(overlay)
+
+
+# -- the spec's example and the console route -------------------------------------------------
+def test_the_spec_arithmetic_skill_imports_as_written(sims) -> None:
+    dut = start_with(sims, {"skills/arithmetic/SKILL.md": ARITHMETIC})
+    assert dut.exec_command("agent import skills/arithmetic") == [
+        "import: skill arithmetic accepted (installed)"]
+    assert dut.exec_command("agent skills") == [
+        "name                 bytes  description",
+        f"arithmetic           {len(ARITHMETIC_BODY):<6} Gives rules for arithmetic tasks."]
+    assert modules(dut)["arithmetic"] == ("skill", "installed")
+    # The same text again: accepted, and nothing is written to the journal.
+    before = journal_bytes(dut)
+    assert dut.exec_command("agent import /lfs/skills/arithmetic") == [
+        "import: skill arithmetic accepted (unchanged: the same text was installed)"]
+    assert journal_bytes(dut) == before
+
+
+def test_the_supplied_roles_create_the_console_agent(sims) -> None:
+    dut = sims.start()
+    rows = modules(dut)
+    assert {n: rows[n] for n in ("conductor", "verifier", "worker")} == {
+        n: ("role", "installed") for n in ("conductor", "verifier", "worker")}
+    assert dut.exec_command("agent 0 role") == ["agent 0: role conductor (the console agent)"]
+    status = dut.exec_command("agent status")
+    assert "agent 0:   the console agent, role conductor" in status
+    # A restart imports them again unchanged: the journal does not grow.
+    before = journal_bytes(dut)
+    dut = sims.restart(dut)
+    assert journal_bytes(dut) == before
+
+
+def test_without_modules_there_is_no_console_agent(sims) -> None:
+    dut = sims.start(["--modules="])
+    assert modules(dut) == {}
+    assert dut.exec_command("agent 0 role") == [
+        "agent 0: no role (the conductor is not installed)"]
+
+
+def test_modules_imports_children_in_name_order_and_no_deeper(sims, tmp_path: Path) -> None:
+    root = tmp_path / "mods"
+    role_dir(root, "b-role", "name: bravo\nkind: role\ndescription: second\n", "Bravo.\n")
+    role_dir(root, "a-role", "name: alpha\nkind: role\ndescription: first\n", "Alpha.\n")
+    role_dir(root / "group", "deep", "name: deep\nkind: role\ndescription: deeper\n", "No.\n")
+    (root / "stray.txt").write_text("not a directory\n")
+    dut = sims.start(["--modules", str(root)])
+    boot = dut.transcript.decode(errors="replace")
+    first, second = boot.find("role alpha accepted"), boot.find("role bravo accepted")
+    assert 0 <= first < second, boot
+    assert "modules: " + str(root / "group") + " refused: " in boot  # not a module itself
+    assert set(modules(dut)) == {"alpha", "bravo"}
+
+
+def test_a_missing_modules_folder_stops_the_simulator(sims, tmp_path: Path) -> None:
+    exe = sims.exe
+    run = subprocess.run([str(exe), f"--flash={tmp_path / 'f.bin'}",
+                          f"--modules={tmp_path / 'none'}"], capture_output=True, text=True,
+                         stdin=subprocess.DEVNULL, timeout=30, check=False)
+    assert run.returncode == 1
+    assert f"error: --modules {tmp_path / 'none'}: No such file or directory" in run.stderr
+
+
+REFUSALS = [
+    ("name: x1\nkind: role\ndescription: d\nentry: a.lua\n", 'unknown key "entry" for a role'),
+    ("name: x1\nkind: role\n", 'missing key "description"'),
+    ("name: X1\nkind: role\ndescription: d\n", "name:"),
+    ("name: x1\nkind: role\ndescription: " + "d" * 201 + "\n", "description: 201 bytes, at most 200"),
+    ("name: x1\nkind: role\ndescription: d\noverlay: none.txt\n",
+     "none.txt: missing (named by the manifest)"),
+]
+
+
+@pytest.mark.parametrize(("manifest", "reason"), REFUSALS)
+def test_a_refused_import_names_the_key_or_limit(sims, manifest: str, reason: str) -> None:
+    dut = start_with(sims, {"m/module.manifest": manifest.encode(), "m/overlay.txt": b"Hi.\n"},
+                     ["--modules="])
+    lines = dut.exec_command("agent import m")
+    assert len(lines) == 1 and lines[0].startswith("import: refused: "), lines
+    assert reason in lines[0], lines
+    assert modules(dut) == {}
+
+
+def test_restore_keeps_the_accepted_text_when_files_change(sims) -> None:
+    dut = start_with(sims, {"skills/arithmetic/SKILL.md": ARITHMETIC}, ["--modules="])
+    assert dut.exec_command("agent import skills/arithmetic")[0].endswith("(installed)")
+    assert dut.stop() == 0
+    changed = ARITHMETIC.replace(b"Check each", b"Never check any")
+    write_files(sims.flash, {"skills/arithmetic/SKILL.md": changed})
+    dut = sims.start(["--modules="])
+    assert dut.exec_command("agent skills")[1].split()[:2] == ["arithmetic",
+                                                               str(len(ARITHMETIC_BODY))]
+    removed = dut.exec_command("agent remove arithmetic")
+    assert removed == ["remove: arithmetic removed"]
+    dut = sims.restart(dut)
+    assert "arithmetic" not in modules(dut)
+
+
+def test_removal_refusals(sims) -> None:
+    dut = sims.start()
+    assert dut.exec_command("agent remove nothing") == [
+        'remove: nothing refused: no module named "nothing"']
+    assert dut.exec_command("agent remove storage_read") == [
+        "remove: storage_read refused: storage_read is a built-in tool; built-in tools cannot "
+        "be removed"]
+    assert dut.exec_command("agent remove conductor") == [
+        "remove: conductor refused: role conductor is in use by the console agent (agent 0)"]
+    assert dut.exec_command("agent remove worker") == ["remove: worker removed"]
+    assert "worker" not in modules(dut)
+
+
+# -- roles and skills in the request ----------------------------------------------------------
+CONDUCTOR = ("name: conductor\nkind: role\ndescription: the test's console agent\n"
+             "skills: arithmetic, absent\ntools: fs_read, skill_use\n")
+OVERLAY = "Role: test conductor. Answer in one word.\n"
+
+
+@pytest.mark.parametrize("api", ["responses", "chat"])
+def test_the_role_overlay_skills_and_grants_reach_the_request(sims, tmp_path: Path,
+                                                              api: str) -> None:
+    root = tmp_path / "mods"
+    role_dir(root, "conductor", CONDUCTOR, OVERLAY)
+    (root / "arithmetic").mkdir()
+    (root / "arithmetic" / "SKILL.md").write_bytes(ARITHMETIC)
+    script = Script([
+        tool_call_reply(api, "tool_search", {"query": "use a skill"}, "call_0",
+                        response_id="r0"),
+        tool_call_reply(api, "skill_use", {"name": "arithmetic"}, "call_1", response_id="r1"),
+        tool_call_reply(api, "storage_write", {"path": "x.txt", "content": "x"}, "call_2",
+                        response_id="r2"),
+        text_reply(api, "Done.", response_id="r3"),
+    ])
+    dut = sims.start(["--modules", str(root)])
+    with TestServer(script) as srv:
+        configure(dut, srv.url(f"/v1/{'responses' if api == 'responses' else 'chat/completions'}"))
+        run = ask(dut, "add 2 and 2")
+        reqs = srv.wait_for_requests(4)
+        srv.check()
+    first = reqs[0].json
+    assert isinstance(first, dict)
+    if api == "responses":
+        instructions = first["instructions"]
+    else:
+        instructions = first["messages"][0]["content"]
+    assert instructions.startswith("You are the assistant inside a Zephyr RTOS device")
+    assert ("\n\n" + OVERLAY + "\n\n## Skill arithmetic\n\n" + ARITHMETIC_BODY) in instructions
+    # Granted: the tools of no group and the fs_read and skill_use groups; nothing else.
+    offered = advertised_names(first, api) or []
+    assert "storage_write" not in offered and "script_run_lua" not in offered
+    status = dut.exec_command("agent status")
+    assert ("instructions: last request had role conductor, 1 skills (1 not installed, 0 left "
+            "out for room)") in status
+    assert "[tool] skill_use: done" in run.lines
+    # skill_use's result is the exact installed body; a call the role does not grant is
+    # refused and nothing runs.
+    assert "skill_use" in (advertised_names(reqs[1].json, api) or [])
+    if api == "responses":
+        _, result = function_call_output(reqs[2].json)
+        _, refused = function_call_output(reqs[3].json)
+    else:
+        result = json.loads(reqs[2].json["messages"][-1]["content"])
+        refused = json.loads(reqs[3].json["messages"][-1]["content"])
+    assert result == {"name": "arithmetic", "body": ARITHMETIC_BODY}
+    assert refused == {"refused": "storage_write is not granted to this agent's role"}
+    assert dut.stop() == 0
+    assert not exists(sims.flash, "x.txt")  # nothing ran

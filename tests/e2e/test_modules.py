@@ -166,8 +166,8 @@ def test_removal_refusals(sims) -> None:
     assert dut.exec_command("agent remove nothing") == [
         'remove: nothing refused: no module named "nothing"']
     assert dut.exec_command("agent remove storage_read") == [
-        "remove: storage_read refused: storage_read is a built-in tool; built-in tools cannot "
-        "be removed"]
+        ("remove: storage_read refused: storage_read is a built-in tool; built-in tools cannot "
+         "be removed")]
     assert dut.exec_command("agent remove conductor") == [
         "remove: conductor refused: role conductor is in use by the console agent (agent 0)"]
     assert dut.exec_command("agent remove worker") == ["remove: worker removed"]

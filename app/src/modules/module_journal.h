@@ -35,10 +35,14 @@ struct module_journal_record {
 struct module_journal_replay_ops {
 	/**
 	 * An IMPORT record: where its manifest_len + body_len bytes of text go (the journal
-	 * reads them there and checks the CRC), or NULL to skip it (no room).
+	 * reads them there and checks the CRC), or NULL to skip it (no room). import_end
+	 * follows every import_begin, whatever it returned.
 	 */
 	void *(*import_begin)(void *user, const struct module_journal_record *rec);
-	/** The IMPORT's text was read: @p ok when complete and its CRC matched. */
+	/**
+	 * The IMPORT's text was read: @p ok when complete and its CRC and digest matched (a
+	 * skipped one is checked too); false: drop what was written at import_begin's pointer.
+	 */
 	void (*import_end)(void *user, const struct module_journal_record *rec, bool ok);
 	void (*remove)(void *user, const struct module_journal_record *rec);
 };
@@ -53,7 +57,9 @@ struct module_journal_report {
 /**
  * Replay the journal, record by record, through @p ops; then cut an incomplete or damaged
  * tail (reported in @p report) so the next append follows the last good record. A missing
- * journal is an empty one (0). -EIO / -ENODEV (no /lfs) otherwise.
+ * journal is an empty one (0); a stale temporary file of a cut compaction is removed.
+ * -ENODEV (no /lfs), -EINVAL (an ops callback missing), or the file system's error (-EIO):
+ * the records before it were applied, and appends are refused until a replay succeeds.
  */
 int module_journal_replay(const struct module_journal_replay_ops *ops, void *user,
 			  struct module_journal_report *report);
@@ -61,7 +67,10 @@ int module_journal_replay(const struct module_journal_replay_ops *ops, void *use
 /**
  * Append an IMPORT of @p rec with its text (@p manifest, then @p body) and sync. -ENOSPC
  * when it would pass CONFIG_AGENT_MODULE_JOURNAL_BYTES (the caller compacts and retries);
- * -ENODEV without /lfs; -EIO.
+ * -EINVAL for a name, kind or length out of range or a digest that is not the text's
+ * SHA-256 (rec->type is not read); -ENODEV without /lfs; -EIO (also after a replay that
+ * failed). 0 only once the record is synced; after an error its bytes are cut back (when
+ * even that fails, appends are refused until a replay clears them).
  */
 int module_journal_append_import(const struct module_journal_record *rec, const void *manifest,
 				 const void *body);
@@ -78,11 +87,13 @@ typedef bool (*module_journal_live_fn)(void *user, size_t i, struct module_journ
 
 /**
  * Rewrite the journal with one IMPORT per live entry: written to a temporary file, synced,
- * renamed over the journal. 0 or a negative errno (the old journal is then untouched).
+ * read back and checked, renamed over the journal. 0 or a negative errno (the old journal
+ * is then untouched): -ENOSPC when the entries pass CONFIG_AGENT_MODULE_JOURNAL_BYTES,
+ * -EINVAL for an entry an append would refuse.
  */
 int module_journal_compact(module_journal_live_fn live, void *user);
 
-/** The journal's size in bytes now (0 when absent). */
+/** The journal's size in bytes now (0 when absent), -ENODEV without /lfs. */
 int32_t module_journal_size(void);
 
 #endif /* AGENT_MODULE_JOURNAL_H */

@@ -21,6 +21,7 @@ from agent_host.testserver.dialogue import (
     text_reply,
     tool_call_reply,
 )
+from conv_bytes import build
 from flash_image import exists, write_files
 
 pytestmark = pytest.mark.sim_only("the simulator's flash image, --modules and process")
@@ -229,3 +230,39 @@ def test_the_role_overlay_skills_and_grants_reach_the_request(sims, tmp_path: Pa
     assert refused == {"refused": "storage_write is not granted to this agent's role"}
     assert dut.stop() == 0
     assert not exists(sims.flash, "x.txt")  # nothing ran
+
+
+# -- agent ids and roles ----------------------------------------------------------------------
+def stored_conversation(slot: int) -> bytes:
+    return build(slot, 2, "openai", "test-model", f"conversation {slot}",
+                 [("question", [], "answer")], conv_id=slot, seq=slot,
+                 created=1_700_000_000, updated=1_700_000_100, response_id=f"resp_{slot}",
+                 usage=(10, 5, 15, 0))
+
+
+def test_an_agent_gets_a_role_and_keeps_it_while_its_conversation_lasts(sims) -> None:
+    dut = start_with(sims, {".agent/conversations/conv1.bin": stored_conversation(1),
+                            "skills/arithmetic/SKILL.md": ARITHMETIC})
+    assert dut.exec_command("agent 1 role") == ["agent 1: role conductor (inherited from agent 0)"]
+    assert dut.exec_command("agent 1 role verifier") == ["agent 1: role verifier (set)"]
+    listed = dut.exec_command("agent list")
+    assert listed[1].split()[:4] == ["slot", "turns", "bytes", "role"], listed
+    assert listed[2].split()[3] == "verifier", listed
+    assert dut.exec_command("agent remove verifier") == [
+        "remove: verifier refused: role verifier is in use by agent 1"]
+    # Refusals: a slot without a conversation, an id out of range, a module that is not a
+    # role, a role that is not installed, agent 0's role.
+    assert dut.exec_command("agent 3 role worker") == [
+        "agent: agent 3: slot 3 holds no conversation"]
+    assert dut.exec_command("agent 9 role worker") == ["agent: agent ids are 0..8"]
+    assert dut.exec_command("agent import skills/arithmetic")[0].endswith("(installed)")
+    assert dut.exec_command("agent 1 role arithmetic") == [
+        "agent: arithmetic is a skill, not a role"]
+    assert dut.exec_command("agent 1 role nobody") == [
+        'agent: no role named "nobody" is installed']
+    assert dut.exec_command("agent 0 role worker")[0].startswith("agent: agent 0: ids 1..8")
+    # Restored at boot; forgotten with the conversation.
+    dut = sims.restart(dut)
+    assert dut.exec_command("agent 1 role") == ["agent 1: role verifier (set)"]
+    assert dut.exec_command("agent delete 1") == ["slot 1 deleted"]
+    assert dut.exec_command("agent remove verifier") == ["remove: verifier removed"]

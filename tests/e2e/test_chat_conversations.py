@@ -52,11 +52,12 @@ PROTOCOL = {"chat": 1, "responses": 2}
 
 def heading(directory: str = FLASH_DIR, slots: int = 3) -> list[str]:
     return [f"conversations in {directory} ({slots} slots)",
-            "slot turns bytes  model                title"]
+            "slot turns bytes  role         model                title"]
 
 
 def row(slot: int, turns: int, size: int, title: str) -> str:
-    return f"{slot:<4} {turns:<5} {size:<6} {MODEL:<20} {title}"
+    # Every conversation has the console agent's role: the supplied conductor.
+    return f"{slot:<4} {turns:<5} {size:<6} {'conductor':<12} {MODEL:<20} {title}"
 
 
 def listed(dut: SimDevice, directory: str = FLASH_DIR, slots: int = 3
@@ -66,9 +67,9 @@ def listed(dut: SimDevice, directory: str = FLASH_DIR, slots: int = 3
     assert out[:2] == heading(directory, slots), out
     rows = []
     for line in out[2:]:
-        parts = line.split(maxsplit=4)
-        assert len(parts) == 5 and parts[3] == MODEL, line
-        rows.append((int(parts[0]), int(parts[1]), parts[4]))
+        parts = line.split(maxsplit=5)
+        assert len(parts) == 6 and parts[3] == "conductor" and parts[4] == MODEL, line
+        rows.append((int(parts[0]), int(parts[1]), parts[5]))
     return rows
 
 

@@ -43,7 +43,7 @@ ESC_TIMEOUT_S = 0.1
 SPLIT_S = 0.02
 
 LIST_HEAD = ["conversations in /lfs/.agent/conversations (3 slots)",
-             "slot turns bytes  model                title"]
+             "slot turns bytes  role         model                title"]
 
 
 def listed(dut: SimDevice) -> list[tuple[int, int, str]]:
@@ -52,9 +52,9 @@ def listed(dut: SimDevice) -> list[tuple[int, int, str]]:
     assert out[:2] == LIST_HEAD, out
     rows = []
     for line in out[2:]:
-        parts = line.split(maxsplit=4)
-        assert len(parts) == 5 and parts[3] == "test-model", line
-        rows.append((int(parts[0]), int(parts[1]), parts[4]))
+        parts = line.split(maxsplit=5)
+        assert len(parts) == 6 and parts[3] == "conductor" and parts[4] == "test-model", line
+        rows.append((int(parts[0]), int(parts[1]), parts[5]))
     return rows
 
 

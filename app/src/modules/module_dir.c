@@ -174,8 +174,9 @@ int module_import_dir(const char *path, struct module_import_result *res, char *
 				     (int)file.len, file.ptr);
 	}
 	if (manifest_len == 0u) {
-		/* The header of SKILL.md names the module: read its start. */
-		n = read_head(body_path, manifest_buf, sizeof(manifest_buf) - 1u);
+		/* The header of SKILL.md names the module: read its start, a header of the
+		 * largest size and the body's first byte. */
+		n = read_head(body_path, manifest_buf, sizeof(manifest_buf));
 		if (n < 0) {
 			return module_refuse(why, why_len, n, "%s: cannot read (error %d)",
 					     MODULE_SKILL_FILE, n);

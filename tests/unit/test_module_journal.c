@@ -347,11 +347,12 @@ static void cut_at_every_byte(void **state)
 
 		(void)agent_fs_unlink(MODULE_JOURNAL_PATH);
 		model_clear(&want);
-		assert_int_equal(model_append_import(&want, "alpha", MODULE_KIND_SKILL, 10, 40, 1), 0);
+		assert_int_equal(
+			model_append_import(&want, "alpha", MODULE_KIND_SKILL, 10, 40, 1), 0);
 		size_a = (uint32_t)module_journal_size();
 		if (last == 0) {
-			assert_int_equal(model_append_import(NULL, "beta", MODULE_KIND_TOOL, 20, 60, 2),
-					 0);
+			assert_int_equal(
+				model_append_import(NULL, "beta", MODULE_KIND_TOOL, 20, 60, 2), 0);
 		} else {
 			assert_int_equal(model_append_remove(NULL, "alpha"), 0);
 		}
@@ -389,8 +390,8 @@ static void cut_at_every_byte(void **state)
 			}
 			check_stable(&aux, report.bytes);
 			/* ...and the next append follows the last good record. */
-			assert_int_equal(model_append_import(&aux, "gamma", MODULE_KIND_ROLE, 5, 5, 9),
-					 0);
+			assert_int_equal(
+				model_append_import(&aux, "gamma", MODULE_KIND_ROLE, 5, 5, 9), 0);
 			check_stable(&aux, (report.bytes > 0 ? report.bytes : HEADER) + REC(5, 10));
 		}
 	}
@@ -531,8 +532,8 @@ static void out_of_range_refused(void **state)
 	cases[n++].r.body_len = UINT32_MAX;
 	cases[n] = (struct bad_case){"wrong digest", good_import("x", 3, 3), true, "x"};
 	cases[n++].r.digest[5] ^= 1u;
-	cases[n] = (struct bad_case){"remove with manifest", {.type = 2, .name_len = 1, .name = "x"},
-				     false, ""};
+	cases[n] = (struct bad_case){"remove with manifest",
+				     {.type = 2, .name_len = 1, .name = "x"}, false, ""};
 	cases[n++].r.manifest_len = 1;
 	cases[n] = (struct bad_case){"remove with body", {.type = 2, .name_len = 1, .name = "x"},
 				     false, ""};
@@ -905,10 +906,13 @@ static void fault_at_every_call(void **state)
 		long calls;
 
 		(void)agent_fs_unlink(MODULE_JOURNAL_PATH);
-		assert_int_equal(model_append_import(NULL, "alpha", MODULE_KIND_ROLE, 50, 400, 1), 0);
-		assert_int_equal(model_append_import(NULL, "beta", MODULE_KIND_SKILL, 0, 300, 2), 0);
+		assert_int_equal(
+			model_append_import(NULL, "alpha", MODULE_KIND_ROLE, 50, 400, 1), 0);
+		assert_int_equal(
+			model_append_import(NULL, "beta", MODULE_KIND_SKILL, 0, 300, 2), 0);
 		assert_int_equal(model_append_remove(NULL, "beta"), 0);
-		assert_int_equal(model_append_import(NULL, "beta", MODULE_KIND_SKILL, 0, 200, 3), 0);
+		assert_int_equal(
+			model_append_import(NULL, "beta", MODULE_KIND_SKILL, 0, 200, 3), 0);
 		base_len = read_file(MODULE_JOURNAL_PATH, saved_buf, sizeof(saved_buf));
 		if (op == F_REPLAY) {
 			base_len -= 7; /* the last record cut short */
@@ -940,7 +944,8 @@ static void fault_at_every_call(void **state)
 				is_new = journal_is(new_buf, new_len);
 				assert_true(rc != 0 || is_new);
 			}
-			if (!journal_is(is_new ? new_buf : saved_buf, is_new ? new_len : base_len)) {
+			if (!journal_is(is_new ? new_buf : saved_buf,
+					is_new ? new_len : base_len)) {
 				fail_msg("%s: fault at call %ld of %ld (result %d): the journal is "
 					 "not the %s one",
 					 fault_names[op], k, calls, rc, is_new ? "new" : "old");
@@ -952,13 +957,14 @@ static void fault_at_every_call(void **state)
 			if (rc2 == -EIO && op == F_REPLAY && rc != 0) {
 				/* Refused after the failed replay until one succeeds. */
 				assert_int_equal(model_replay(&got, &report), 0);
-				rc2 = model_append_import(&aux, "omega", MODULE_KIND_SKILL, 0, 9, 4);
+				rc2 = model_append_import(&aux, "omega", MODULE_KIND_SKILL, 0,
+							  9, 4);
 			}
 			assert_int_equal(rc2, 0);
 			assert_int_equal(model_replay(&got, &report), 0);
 			if (report.incomplete || !model_equal(&got, &aux)) {
-				fail_msg("%s: fault at call %ld of %ld (result %d): the next append "
-					 "was lost",
+				fail_msg("%s: fault at call %ld of %ld (result %d): the next "
+					 "append was lost",
 					 fault_names[op], k, calls, rc);
 			}
 		}

@@ -220,7 +220,8 @@ static void build_base(enum journal_op op)
 	}
 	if (op == OP_STALE) {
 		len = journal_bytes(now_bytes);
-		assert_int_equal(agent_fs_open(&f, TMP_PATH, AGENT_FS_O_WRITE | AGENT_FS_O_CREATE), 0);
+		assert_int_equal(
+			agent_fs_open(&f, TMP_PATH, AGENT_FS_O_WRITE | AGENT_FS_O_CREATE), 0);
 		assert_int_equal(agent_fs_write(f, now_bytes, (size_t)len), (int)len);
 		assert_int_equal(agent_fs_close(f), 0);
 	}

@@ -144,6 +144,9 @@ TOOL_CASES: dict[str, ToolCase] = {
     "script_run_lua": ToolCase({"source": "print(6 * 7)"},
                                has(language="lua", outcome="completed", output="42\n",
                                    truncated=False)),
+    # Unavailable without an installed skill (docs/modules.md "Skills"): the images install
+    # none, so this case checks the refusal.
+    "skill_use": ToolCase({"name": "arithmetic"}, query="use a skill"),
     "script_run_file": ToolCase({"path": "scripts/answer.lua", "args": ["6", "7"]},
                                 has(language="lua", outcome="completed", output="42\n"),
                                 query="run a saved script file"),

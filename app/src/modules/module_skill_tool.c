@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "module_agents.h"
+#include "module_catalog.h"
 #include "module_import.h"
 #include "module_tools.h"
 #include "tool.h"
@@ -68,6 +69,21 @@ static int skill_use_exec(struct tool_ctx *ctx, const struct tool_args *args,
 	return 0;
 }
 
+/* Offered only while a skill is installed: there is nothing to return before. */
+static const char *skill_use_unavailable(void)
+{
+	bool any = false;
+
+	module_lock();
+	for (int i = 0; i < CONFIG_AGENT_MODULE_SLOTS && !any; i++) {
+		const struct module_entry *e = module_catalog_entry(i);
+
+		any = e->state == MODULE_INSTALLED && e->kind == MODULE_KIND_SKILL;
+	}
+	module_unlock();
+	return any ? NULL : "no skill is installed";
+}
+
 static const struct tool_param skill_use_params[] = {
 	{.name = "name",
 	 .type = TOOL_PARAM_STRING,
@@ -86,6 +102,7 @@ static const struct tool_def skill_use_def = {
 	.params = skill_use_params,
 	.param_count = 1,
 	.output = "{\"name\": string, \"body\": string}",
+	.unavailable = skill_use_unavailable,
 	.exec = skill_use_exec,
 	.groups = TOOL_GROUP_SKILL_USE,
 	.keywords = "skill skills rules instructions procedure how guide",

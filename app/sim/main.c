@@ -308,6 +308,12 @@ int main(int argc, char **argv)
 	if (err != 0) {
 		agent_printf(console, "agent: cannot load the configuration (error %d)\n", err);
 	}
+	{
+		char line[160];
+
+		(void)agent_modules_boot_line(line, sizeof(line));
+		agent_printf(console, "%s\n", line);
+	}
 	if (opt.modules != NULL) {
 		/* A folder named on the command line must be there; the default may be missing
 		 * in a moved installation, which then starts without roles. */

@@ -6,9 +6,12 @@ the request the test server records, with skill_use returning the exact installe
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import struct
 import subprocess
+import zlib
 from pathlib import Path
 
 import pytest
@@ -266,3 +269,34 @@ def test_an_agent_gets_a_role_and_keeps_it_while_its_conversation_lasts(sims) ->
     assert dut.exec_command("agent 1 role") == ["agent 1: role verifier (set)"]
     assert dut.exec_command("agent delete 1") == ["slot 1 deleted"]
     assert dut.exec_command("agent remove verifier") == ["remove: verifier removed"]
+
+
+# -- the journal at boot ----------------------------------------------------------------------
+JOURNAL = ".agent/modules.journal"
+JOURNAL_HEADER = bytes.fromhex("414d4a31010c00009e2fed26")
+
+
+def import_record(name: str, text: bytes, kind: int = 1) -> bytes:
+    """An IMPORT record of a skill that is a SKILL.md alone (docs/modules.md "Layout")."""
+    head = struct.pack("<BBBBII", 1, kind, len(name), 0, 0, len(text))
+    record = head + hashlib.sha256(text).digest() + name.encode() + text
+    return record + struct.pack("<I", zlib.crc32(record))
+
+
+def skill_md(name: str, body: str) -> bytes:
+    return f"---\nname: {name}\ndescription: {name}.\n---\n{body}\n".encode()
+
+
+def test_an_incomplete_journal_record_is_cleared_and_reported(sims) -> None:
+    good = import_record("hi", skill_md("hi", "Say hello."))
+    cut = import_record("lo", skill_md("lo", "Say goodbye."))[:-9]  # power lost mid-record
+    dut = start_with(sims, {JOURNAL: JOURNAL_HEADER + good + cut}, ["--modules="])
+    boot = dut.transcript.decode(errors="replace")
+    assert ("modules: journal replayed, 1 modules from 1 records; an incomplete import of lo "
+            "was cleared") in boot, boot
+    assert modules(dut) == {"hi": ("skill", "installed")}
+    assert "journal: an incomplete import of lo was cleared at boot" in dut.exec_command(
+        "agent modules")
+    assert journal_bytes(dut) == len(JOURNAL_HEADER + good)  # the tail was cut
+    dut = sims.restart(dut)
+    assert "modules: journal replayed, 1 modules from 1 records\r\n" in dut.transcript.decode()

@@ -5,6 +5,8 @@
 #ifndef AGENT_CMD_H
 #define AGENT_CMD_H
 
+#include <stddef.h>
+
 #include <stdint.h>
 
 #include "agent_port.h"
@@ -14,6 +16,13 @@
  * mounted and settings are ready. Returns 0 or a negative errno.
  */
 int agent_init(void);
+
+/**
+ * What agent_init() restored of the modules, as one line for the boot output ("modules:
+ * journal replayed, N modules from M records" and, when it happened, the incomplete import
+ * that was cleared) into @p buf; its length.
+ */
+size_t agent_modules_boot_line(char *buf, size_t len);
 
 /**
  * Run one `agent ...` command line already split into words (argv[0] is "agent").

@@ -3,9 +3,11 @@
  * NAME`, `agent modules`, `agent skills` and `agent ID role [NAME|inherit]`.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent_cmd.h"
 #include "agent_cmd_internal.h"
 #include "agent_print.h"
 #include "agent_request.h"
@@ -274,4 +276,25 @@ void agent_cmd_modules_status(struct agent_console *console)
 			     (unsigned int)last.skills_omitted,
 			     last.overlay_cut ? "; the overlay was cut" : "");
 	}
+}
+
+size_t agent_modules_boot_line(char *buf, size_t len)
+{
+	const struct module_boot_report *boot = module_boot_report();
+	int n;
+
+	if (boot->error != 0) {
+		n = snprintf(buf, len, "modules: the journal could not be replayed (error %d)",
+			     boot->error);
+	} else {
+		n = snprintf(buf, len, "modules: journal replayed, %u modules from %u records%s%s%s",
+			     (unsigned int)boot->restored, (unsigned int)boot->records,
+			     boot->incomplete ? "; an incomplete import" : "",
+			     boot->incomplete && boot->incomplete_name[0] != '\0' ? " of " : "",
+			     boot->incomplete ? boot->incomplete_name : "");
+		if (n > 0 && boot->incomplete && (size_t)n < len) {
+			n += snprintf(buf + n, len - (size_t)n, " was cleared");
+		}
+	}
+	return n < 0 ? 0u : (size_t)n < len ? (size_t)n : len - 1u;
 }

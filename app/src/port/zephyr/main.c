@@ -54,6 +54,12 @@ int main(void)
 	if (err != 0) {
 		printk("agent: loading the configuration failed (error %d)\n", err);
 	}
+	{
+		char line[160];
+
+		(void)agent_modules_boot_line(line, sizeof(line));
+		printk("%s\n", line);
+	}
 	import_packaged_modules();
 	return 0;
 }

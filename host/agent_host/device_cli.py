@@ -1,5 +1,6 @@
 """The device commands of `agent-host` / `west agent`: config, status, forget, list, export,
-delete, tools, man (over the agent SMP group) and shell (the device console).
+delete, tools, man, import, modules, remove (over the agent SMP group) and shell (the device
+console).
 
 docs/host-cli.md lists every option, message and exit status.
 """
@@ -16,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from . import convfile, man_pages, terminal
+from . import convfile, man_pages, module_dir, terminal
 from .errors import TransportError, UsageError
 from .mgmt import messages
 from .mgmt.device import DEFAULT_TIMEOUT, Device, open_device
@@ -315,6 +316,57 @@ def cmd_tools(args: argparse.Namespace) -> int:
     return _run(args, _tools)
 
 
+# -- import, modules, remove -------------------------------------------------------------------
+OUTCOMES = {"installed": "installed", "replaced": "replaced the installed one",
+            "unchanged": "unchanged: the same text was installed"}
+"""How the console's `agent import` words each outcome."""
+
+
+async def _import(device: Device, args: argparse.Namespace, out: Output) -> int:
+    text: module_dir.ModuleText = args.module
+    with out.transfer(f"{text.kind} {text.name}") as progress:
+        done = await device.import_text(text, progress, what=f"import {args.directory}")
+    if done.resumed_at:
+        out.note(f"import {args.directory}: continued an interrupted transfer at byte "
+                 f"{done.resumed_at} of {done.size}")
+    out.line(f"{done.kind} {done.name} accepted ({OUTCOMES.get(done.state, done.state)})"
+             + ("" if done.persisted else "; not journaled: no /lfs, lost at restart"))
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    # Read (and refused) before anything is sent.
+    args.module = module_dir.read_module(Path(args.directory))
+    return _run(args, _import)
+
+
+async def _modules(device: Device, args: argparse.Namespace, out: Output) -> int:
+    catalog = await device.modules()
+    rows = [[e.name, e.kind, str(e.size), e.sha256,
+             e.state if e.state == "installed" else f"{e.state} ({e.received} of {e.size} bytes)"]
+            for e in catalog.entries]
+    title = f"catalog: {len(rows)} of {catalog.slots} entries"
+    if not rows:
+        out.line(title)
+        return 0
+    out.table(["NAME", "KIND", "SIZE", "SHA256", "STATE"], rows, title=title)
+    return 0
+
+
+def cmd_modules(args: argparse.Namespace) -> int:
+    return _run(args, _modules)
+
+
+async def _remove(device: Device, args: argparse.Namespace, out: Output) -> int:
+    await device.remove(args.name)
+    out.line(f"{args.name} removed")
+    return 0
+
+
+def cmd_remove(args: argparse.Namespace) -> int:
+    return _run(args, _remove)
+
+
 # -- man ---------------------------------------------------------------------------------------
 def cmd_man_install(args: argparse.Namespace) -> int:
     return _run(args, man_pages.install)
@@ -396,6 +448,33 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
                                    "the policy does with it, and what it needs.")
     add_connection_options(p)
     p.set_defaults(run=cmd_tools)
+
+    p = sub.add_parser(
+        "import", help="install a module directory (a role, a skill or a tool) on the device",
+        description="Reads DIR's module.manifest and the body file it names (or a skill's "
+                    "SKILL.md alone) and sends them over SMP: a head with the name, kind, "
+                    "sizes and SHA-256, then parts as large as the device's buffer allows. "
+                    "The device validates the whole text before it installs it (replacing a "
+                    "module of that name) and refuses it with the reason its console's "
+                    "`agent import` gives. A transfer that stopped midway continues where it "
+                    "stopped when the same text is sent again. Nothing is executed.")
+    p.add_argument("directory", metavar="DIR", help="the module's directory")
+    add_connection_options(p)
+    p.set_defaults(run=cmd_import)
+
+    p = sub.add_parser("modules", help="the device's module catalog",
+                       description="Every catalog entry: name, kind, size, SHA-256 and state "
+                                   "(installed, or incomplete with the bytes received).")
+    add_connection_options(p)
+    p.set_defaults(run=cmd_modules)
+
+    p = sub.add_parser("remove", help="remove an installed module from the device",
+                       description="Removes the installed module NAME (journaled). The device "
+                                   "refuses an unknown name, an incomplete arrival, a role in "
+                                   "use, an active tool and a built-in tool.")
+    p.add_argument("name", metavar="NAME", help="the module's name (see modules)")
+    add_connection_options(p)
+    p.set_defaults(run=cmd_remove)
 
     p = sub.add_parser(
         "man", help="install a verified reference page on the device's SD card",

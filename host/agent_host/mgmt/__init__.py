@@ -4,7 +4,16 @@
         print((await device.status()).version)
 """
 
-from .device import Conversations, Device, Export, ToolTable, open_device
+from .device import (
+    Conversations,
+    Device,
+    Export,
+    Imported,
+    ModuleList,
+    ToolTable,
+    open_device,
+)
 from .transport import Endpoint, parse_udp
 
-__all__ = ["Conversations", "Device", "Endpoint", "Export", "ToolTable", "open_device", "parse_udp"]
+__all__ = ["Conversations", "Device", "Endpoint", "Export", "Imported", "ModuleList", "ToolTable",
+           "open_device", "parse_udp"]

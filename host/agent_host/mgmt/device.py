@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator, Callable
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 import cbor2
@@ -19,12 +21,14 @@ from pydantic import ValidationError
 from smp import error as smperror
 from smp import header as smphdr
 from smp import message as smpmsg
+from smp import packet as smppacket
 from smp.exceptions import SMPException
 from smpclient.exceptions import SMPClientException
 from smpclient.requests.os_management import MCUMgrParametersRead
 from smpclient.transport import SMPTransport, SMPTransportDisconnected
+from smpclient.transport.serial import SMPSerialTransport
 
-from .. import convfile
+from .. import convfile, module_dir
 from ..errors import (
     DeviceRefusedError,
     DeviceTimeoutError,
@@ -44,9 +48,14 @@ EXPORT_ATTEMPTS = 3
 """Passes of an export whose file keeps changing before it gives up."""
 
 Progress = Callable[[int, int], None]
-"""progress(done, total): bytes of an export or rows of the tool table so far."""
+"""progress(done, total): bytes of an export or an import, or rows of the tool table so far."""
+
+IMPORT_WINDOW = 2
+"""Parts of an import on the way before the first of them is answered (1: each part waits
+for the previous answer). Two keep the line busy while the device handles a part."""
 
 R = TypeVar("R", bound=smpmsg.Response)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -74,6 +83,49 @@ class Conversations:
 class ToolTable:
     policy: str
     tools: tuple[m.Tool, ...]
+
+
+@dataclass(frozen=True)
+class Imported:
+    """An accepted import: the module, what became of it (installed, replaced, unchanged),
+    whether the device journaled it, and where the transfer started (0, or the bytes an
+    interrupted arrival of the same text already held)."""
+
+    name: str
+    kind: str
+    size: int
+    sha256: str
+    state: str
+    persisted: bool
+    resumed_at: int
+    parts: int
+
+
+@dataclass(frozen=True)
+class ModuleList:
+    """The catalog: its entry count (CONFIG_AGENT_MODULE_SLOTS) and the entries in use."""
+
+    slots: int
+    entries: tuple[m.Module, ...]
+
+
+SERIAL_LINE = 128
+"""smpclient's serial line length (a 2-byte marker, base64, a newline: 127 bytes on the wire,
+the device's MCUMGR_SERIAL_MAX_FRAME)."""
+SERIAL_LINE_B64 = (SERIAL_LINE - smppacket.LINE_LENGTH_SUBTRACTOR) // 4 * 4
+
+
+def _serial_wire(message: int) -> int:
+    """Bytes on the wire of an SMP message of @message bytes in smpclient's serial framing
+    (smp.packet.encode: length and CRC, base64, lines of markers, text and newline)."""
+    chars = 4 * -(-(message + 4) // 3)
+    lines = -(-chars // SERIAL_LINE_B64)
+    return chars + lines * (smppacket.DELIMITER_SIZE + len(smppacket.END_DELIMITER))
+
+
+def _bstr_head(size: int) -> int:
+    """Bytes of the CBOR head of a byte string of @size bytes."""
+    return 1 if size < 24 else 2 if size < 0x100 else 3 if size < 0x10000 else 5
 
 
 def _rc_name(rc: int) -> str:
@@ -106,8 +158,15 @@ class Device:
         return self._sequence
 
     # -- one exchange ------------------------------------------------------------------------
-    async def _send_and_receive(self, request: smpmsg.Request) -> bytes:
+    async def _send(self, request: smpmsg.Request, what: str) -> None:
+        size = len(request.BYTES)
+        limit = self.transport.max_unencoded_size
+        if size > limit:
+            raise TransportError(f"{what}: the request takes {size} bytes, more than the "
+                                 f"{limit} bytes the transport carries (see --mtu)")
         await self.transport.send(request.BYTES)
+
+    async def _receive(self, request: smpmsg.Request) -> bytes:
         want = request.header
         while True:
             frame = await self.transport.receive()
@@ -122,18 +181,11 @@ class Device:
                 return frame
             # Anything else is a late answer to an earlier request: skip it.
 
-    async def exchange(self, request: smpmsg.Request, what: str,
-                       timeout: float | None = None) -> bytes:
-        """Send @request and return the raw answer frame (header and CBOR body), unchecked;
-        transport failures and silence raise as in call()."""
-        wait = self.timeout if timeout is None else timeout
-        size = len(request.BYTES)
-        limit = self.transport.max_unencoded_size
-        if size > limit:
-            raise TransportError(f"{what}: the request takes {size} bytes, more than the "
-                                 f"{limit} bytes the transport carries (see --mtu)")
+    async def _guarded(self, step: Awaitable[T], what: str, wait: float) -> T:
+        """Await @step (a send or a receive) within @wait seconds; transport failures and
+        silence raise as in call()."""
         try:
-            return await asyncio.wait_for(self._send_and_receive(request), wait)
+            return await asyncio.wait_for(step, wait)
         except asyncio.TimeoutError:
             raise DeviceTimeoutError(f"{what}: no answer from {self.name} within "
                                      f"{wait:g} s") from None
@@ -144,12 +196,29 @@ class Device:
             raise TransportError(f"{what}: damaged answer from {self.name} "
                                  f"({describe(err)})") from None
 
+    async def exchange(self, request: smpmsg.Request, what: str,
+                       timeout: float | None = None) -> bytes:
+        """Send @request and return the raw answer frame (header and CBOR body), unchecked;
+        transport failures and silence raise as in call()."""
+        wait = self.timeout if timeout is None else timeout
+
+        async def both() -> bytes:
+            await self._send(request, what)
+            return await self._receive(request)
+
+        return await self._guarded(both(), what, wait)
+
     async def call(self, request: Any, what: str, timeout: float | None = None) -> Any:
         """Send @request (a messages.py request) and return its typed response.
 
         @what names the command in error messages.
         """
         frame = await self.exchange(request, what, timeout)
+        return self._typed(frame, request, what)
+
+    def _typed(self, frame: bytes, request: Any, what: str) -> Any:
+        """The typed response of @request in @frame; a refusal or an answer the group does
+        not define raises."""
         response_type: type[smpmsg.Response] = request._Response
         for cls in (response_type, m.AgentErrorV2, m.AgentErrorV1):
             try:
@@ -350,6 +419,128 @@ class Device:
             if progress is not None:
                 progress(len(rows), total)
         return ToolTable(policy, tuple(rows))
+
+    # -- modules -----------------------------------------------------------------------------
+    def part_room(self, name: str, off: int) -> int:
+        """The most data bytes a part of @name at @off carries: what the transport's buffer
+        holds after the SMP header and the part's CBOR map (on serial the buffer also held
+        the frame's length and CRC, which max_unencoded_size has taken off)."""
+        limit = self.transport.max_unencoded_size
+        envelope = len(m.PartWrite(name=name, off=off, data=b"", sequence=0).BYTES)
+        room = limit - envelope
+        while room > 0 and envelope + room + _bstr_head(room) - _bstr_head(0) > limit:
+            room -= 1
+        if room <= 0:
+            raise TransportError(f"import {name}: a part does not fit the {limit} bytes the "
+                                 "transport carries (see --mtu)")
+        if not isinstance(self.transport, SMPSerialTransport):
+            return room
+
+        # On serial a part is base64 in lines: of the sizes that fill the last line, take
+        # the one with the most data per byte on the wire (2 bytes less data can save a
+        # line's 7).
+        def ratio(size: int) -> float:
+            return size / _serial_wire(envelope + size + _bstr_head(size) - _bstr_head(0))
+
+        return max(range(max(1, room - 3 * SERIAL_LINE_B64 // 4), room + 1), key=ratio)
+
+    async def import_head(self, text: module_dir.ModuleText, what: str | None = None) -> int:
+        """Announce @text (IMPORT head); returns the offset to send from: 0, or the bytes an
+        incomplete arrival of the same head already holds."""
+        what = what or f"import {text.name}"
+        answer: m.ImportResponse = await self.call(
+            m.ImportWrite(name=text.name, kind=text.kind, manifest_len=len(text.manifest),
+                          body_len=len(text.body), sha256=text.sha256,
+                          sequence=self._next_sequence()), what)
+        if answer.name != text.name or answer.off >= len(text.text):
+            raise TransportError(f"{what}: the device answered {answer.name!r} offset "
+                                 f"{answer.off} to the head of {len(text.text)} bytes")
+        return answer.off
+
+    async def import_part(self, name: str, off: int, data: bytes,
+                          what: str | None = None) -> m.PartResponse:
+        """Send one part: @data at offset @off of the arrival @name."""
+        what = what or f"import {name}"
+        request = m.PartWrite(name=name, off=off, data=data, sequence=self._next_sequence())
+        answer: m.PartResponse = await self.call(request, what)
+        self._check_part(answer, name, off + len(data), what)
+        return answer
+
+    def _check_part(self, answer: m.PartResponse, name: str, end: int, what: str) -> None:
+        if answer.name != name or answer.off != end:
+            raise TransportError(f"{what}: the device answered {answer.name!r} offset "
+                                 f"{answer.off} to a part ending at {end}")
+
+    async def import_module(self, directory: Path | str, progress: Progress | None = None,
+                            window: int = IMPORT_WINDOW) -> Imported:
+        """Import the module directory @directory (module_dir.read_module()): the head, then
+        parts as large as the device's buffer allows from the offset it answers, @window of
+        them on the way at once. The device validates the whole text with the last part and
+        installs it, or refuses it (DeviceRefusedError with its reason)."""
+        text = module_dir.read_module(Path(directory))
+        return await self.import_text(text, progress, window, what=f"import {directory}")
+
+    async def import_text(self, text: module_dir.ModuleText, progress: Progress | None = None,
+                          window: int = IMPORT_WINDOW, what: str | None = None) -> Imported:
+        """import_module() for a module already read."""
+        what = what or f"import {text.name}"
+        data = text.text
+        start = await self.import_head(text, what)
+        if progress is not None:
+            progress(start, len(data))
+        pending: deque[tuple[m.PartWrite, int]] = deque()
+        off = start
+        parts = 0
+        while off < len(data) or pending:
+            while off < len(data) and len(pending) < max(1, window):
+                room = self.part_room(text.name, off)
+                request = m.PartWrite(name=text.name, off=off, data=data[off:off + room],
+                                      sequence=self._next_sequence())
+                await self._guarded(self._send(request, what), what, self.timeout)
+                off += len(request.data)
+                pending.append((request, off))
+            request, end = pending.popleft()
+            frame = await self._guarded(self._receive(request), what, self.timeout)
+            answer: m.PartResponse = self._typed(frame, request, what)
+            self._check_part(answer, text.name, end, what)
+            parts += 1
+            if progress is not None:
+                progress(end, len(data))
+            if answer.state != "incomplete":
+                if end != len(data) or pending:
+                    raise TransportError(f"{what}: the device installed the module at offset "
+                                         f"{end} of {len(data)}")
+                return Imported(text.name, text.kind, len(data), text.sha256, answer.state,
+                                bool(answer.persisted), start, parts)
+        raise TransportError(f"{what}: the device took all {len(data)} bytes but did not "
+                             "install the module")
+
+    async def modules(self) -> ModuleList:
+        """Every catalog entry, installed or incomplete, page by page (from `next`)."""
+        entries: list[m.Module] = []
+        slots: int | None = None
+        off = 0
+        while slots is None or off < slots:
+            page: m.ModulesResponse = await self.call(
+                m.ModulesRead(off=off or None, sequence=self._next_sequence()), "modules")
+            if slots is None:
+                slots = page.slots
+            elif page.slots != slots:
+                raise TransportError(f"modules: the catalog changed from {slots} to "
+                                     f"{page.slots} entries during the listing")
+            if page.off != off or not off < page.next <= page.slots:
+                raise TransportError(f"modules: the device answered entries {page.off}.."
+                                     f"{page.next} of {page.slots} to a request from {off}")
+            entries += page.entries
+            off = page.next
+        return ModuleList(slots, tuple(entries))
+
+    async def remove(self, name: str) -> None:
+        """Remove the installed module @name (the device journals a REMOVE)."""
+        answer: m.RemoveResponse = await self.call(
+            m.RemoveWrite(name=name, sequence=self._next_sequence()), f"remove {name}")
+        if answer.name != name:
+            raise TransportError(f"remove {name}: the device answered for {answer.name!r}")
 
 
 @asynccontextmanager

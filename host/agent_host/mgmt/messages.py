@@ -47,6 +47,10 @@ class Command(IntEnum):
     DELETE = 5
     TOOLS = 6
     MAN = 7
+    IMPORT = 8
+    PART = 9
+    MODULES = 10
+    REMOVE = 11
 
 
 @unique
@@ -62,6 +66,8 @@ class AgentRc(IntEnum):
     EBUSY = 6
     EIO = 7
     ENODEV = 8
+    ENOSPC = 9
+    EPERM = 10
 
 
 class AgentErrorV1(smperror.ErrorV1):
@@ -426,3 +432,104 @@ class ManWrite(smpmsg.WriteRequest, _Group):
 
     topic: str
     sha256: str | None = None
+
+
+# -- modules: import, part, modules, remove ---------------------------------------------------
+ModuleKind = Literal["role", "skill", "tool"]
+MODULE_KINDS: tuple[ModuleKind, ...] = ("role", "skill", "tool")
+
+
+class ImportResponse(smpmsg.WriteResponse):
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.IMPORT
+
+    name: StrictStr
+    off: UInt
+    state: Literal["incomplete"]
+
+
+class ImportWrite(smpmsg.WriteRequest, _Group):
+    """`import W {name, kind, manifest_len, body_len, sha256}`: announce a module's text (the
+    manifest's bytes then the body's; sha256 is their SHA-256 in 64 lower-case hex digits).
+    The answer's `off` is 0, or the bytes an identical incomplete arrival already holds."""
+
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.IMPORT
+    _Response = ImportResponse
+
+    name: str
+    kind: str
+    manifest_len: int
+    body_len: int
+    sha256: str
+
+
+class PartResponse(smpmsg.WriteResponse):
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.PART
+
+    name: StrictStr
+    off: UInt
+    state: Literal["incomplete", "installed", "replaced", "unchanged"]
+    persisted: StrictBool | None = None
+
+
+class PartWrite(smpmsg.WriteRequest, _Group):
+    """`part W {name, off, data}`: bytes of the announced text at offset `off`; the answer's
+    `off` is where the next part starts. The last part is validated and installed (state
+    installed, replaced or unchanged) or refused with the group error and its reason."""
+
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.PART
+    _Response = PartResponse
+
+    name: str
+    off: int
+    data: bytes
+
+
+class Module(_Model):
+    name: StrictStr
+    kind: ModuleKind
+    size: UInt
+    received: UInt
+    sha256: StrictStr
+    state: Literal["installed", "incomplete"]
+
+
+class ModulesResponse(smpmsg.ReadResponse):
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.MODULES
+
+    slots: UInt
+    off: UInt
+    entries: list[Module] = Field(alias="list")
+    next: UInt
+
+
+class ModulesRead(smpmsg.ReadRequest, _Group):
+    """`modules R {off?}`: the catalog's entries from index `off`; ask again from `next`
+    until `next` is `slots`."""
+
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.MODULES
+    _Response = ModulesResponse
+
+    off: int | None = None
+
+
+class RemoveResponse(smpmsg.WriteResponse):
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.REMOVE
+
+    name: StrictStr
+
+
+class RemoveWrite(smpmsg.WriteRequest, _Group):
+    """`remove W {name}`: remove an installed module (journaled)."""
+
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.REMOVE
+    _Response = RemoveResponse
+
+    name: str

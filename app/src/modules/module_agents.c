@@ -68,17 +68,11 @@ bool module_console_agent(void)
 	return index >= 0 && module_catalog_entry(index)->kind == MODULE_KIND_ROLE;
 }
 
-int module_agent_role(unsigned int id, bool *assigned)
+static int role_locked(unsigned int id, bool *assigned)
 {
 	char name[MODULE_NAME_MAX + 2];
 	int index;
 
-	if (assigned != NULL) {
-		*assigned = false;
-	}
-	if (id >= MODULE_AGENT_IDS) {
-		return -ERANGE;
-	}
 	if (id > 0u) {
 		module_agent_role_setting(id, name, sizeof(name));
 		index = name[0] != '\0' ? module_catalog_find(name, MODULE_INSTALLED) : -ENOENT;
@@ -91,6 +85,22 @@ int module_agent_role(unsigned int id, bool *assigned)
 	}
 	return module_console_agent() ? module_catalog_find(MODULE_CONDUCTOR, MODULE_INSTALLED)
 				      : -ENOENT;
+}
+
+int module_agent_role(unsigned int id, bool *assigned)
+{
+	int index;
+
+	if (assigned != NULL) {
+		*assigned = false;
+	}
+	if (id >= MODULE_AGENT_IDS) {
+		return -ERANGE;
+	}
+	module_lock();
+	index = role_locked(id, assigned);
+	module_unlock();
+	return index;
 }
 
 int module_agent_set_role(unsigned int id, const char *role, char *why, size_t why_len)
@@ -282,11 +292,20 @@ bool module_role_grants(int role, const struct tool_def *def)
 	struct module_text item;
 	size_t pos = 0;
 	const char *group = NULL;
+	bool granted = false;
 
 	if (role < 0 || def->groups == 0u) {
 		return true;
 	}
-	if (manifest_of(role, &m) != 0 || m.tools.ptr == NULL) {
+	module_lock();
+	if (manifest_of(role, &m) != 0 || m.kind != MODULE_KIND_ROLE) {
+		/* The role was removed or replaced during the request: only the tools every
+		 * role has, until the next request reads the new one. */
+		module_unlock();
+		return false;
+	}
+	if (m.tools.ptr == NULL) {
+		module_unlock();
 		return true; /* without a tools key, everything */
 	}
 	for (size_t i = 0; i < GROUP_COUNT; i++) {
@@ -294,13 +313,13 @@ bool module_role_grants(int role, const struct tool_def *def)
 			group = group_names[i];
 		}
 	}
-	while (module_list_next(m.tools, &pos, &item)) {
-		if ((item.len == 1u && item.ptr[0] == '*') ||
-		    (item.len == strlen(def->name) && memcmp(item.ptr, def->name, item.len) == 0) ||
-		    (group != NULL && item.len == strlen(group) &&
-		     memcmp(item.ptr, group, item.len) == 0)) {
-			return true;
-		}
+	while (!granted && module_list_next(m.tools, &pos, &item)) {
+		granted = (item.len == 1u && item.ptr[0] == '*') ||
+			  (item.len == strlen(def->name) &&
+			   memcmp(item.ptr, def->name, item.len) == 0) ||
+			  (group != NULL && item.len == strlen(group) &&
+			   memcmp(item.ptr, group, item.len) == 0);
 	}
-	return false;
+	module_unlock();
+	return granted;
 }

@@ -133,14 +133,21 @@ class Importer:
             self.text = bytes(self.resume)
             return {"name": req.body["name"], "off": self.resume, "state": "incomplete"}
         self.events.append(f"part {req.body['off']}")
-        assert req.body["off"] == len(self.text)
-        self.text += req.body["data"]
+        off, data = req.body["off"], req.body["data"]
+        assert off <= len(self.text)  # no gap; bytes sent again overwrite (as the device)
+        self.text = self.text[:off] + data + self.text[off + len(data):]
         if len(self.text) < self.size:
             return {"name": req.body["name"], "off": len(self.text), "state": "incomplete"}
         if self.refuse:
             return group_error(2, self.refuse)
         return {"name": req.body["name"], "off": len(self.text), "state": "installed",
                 "persisted": True}
+
+
+def first_part(importer: Importer) -> int:
+    """Bytes of the first part sent."""
+    return len(next(r for r in importer.transport.requests
+                    if r.command == m.Command.PART).body["data"])
 
 
 def import_with(importer: Importer, text: module_dir.ModuleText, window: int,
@@ -160,7 +167,7 @@ TEXT = module_dir.ModuleText("big", "tool", b"name: big\nkind: tool\nentry: big.
                              bytes(range(256)) * 4, "big.lua")
 
 
-def test_two_parts_are_on_the_way_before_the_first_answer() -> None:
+def test_two_requests_are_on_the_way_before_the_first_answer() -> None:
     importer = Importer()
     done, progress = import_with(importer, TEXT, window=2)
     assert importer.text == TEXT.text
@@ -168,11 +175,11 @@ def test_two_parts_are_on_the_way_before_the_first_answer() -> None:
         "installed", True, 0, len(TEXT.text))
     assert done.parts == len(progress) - 1 > 4
     parts = [e for e in importer.events if e.startswith("part")]
-    # The head waits for its answer; then each part goes out before the previous answer.
+    # The first part follows the head; each next request goes out before the previous
+    # answer is read.
     assert importer.events == (
-        ["head", "answer", parts[0]]
-        + [x for pair in zip(parts[1:], ["answer"] * len(parts), strict=False) for x in pair]
-        + ["answer"])
+        ["head", parts[0]] + [x for part in parts[1:] for x in ("answer", part)]
+        + ["answer", "answer"])
     assert progress[0] == (0, len(TEXT.text)) and progress[-1] == (len(TEXT.text),) * 2
 
 
@@ -188,7 +195,36 @@ def test_a_resend_continues_at_the_answered_offset() -> None:
     importer = Importer(resume=300)
     done, progress = import_with(importer, TEXT, window=2)
     assert done.resumed_at == 300 and progress[0] == (300, len(TEXT.text))
-    assert next(e for e in importer.events if e.startswith("part")) == "part 300"
+    # The first part was on the way with the head: it rewrites bytes the device holds; the
+    # next one starts where the device stands.
+    room = first_part(importer)
+    assert [e for e in importer.events if e.startswith("part")][:2] == ["part 0", "part 300"]
+    assert room < 300
+    assert importer.text[:room] == TEXT.text[:room] and importer.text[300:] == TEXT.text[300:]
+
+
+def test_a_resume_inside_the_first_part() -> None:
+    importer = Importer(resume=40)
+    done, _ = import_with(importer, TEXT, window=2)
+    assert done.resumed_at == 40 and importer.text == TEXT.text
+    room = first_part(importer)
+    assert [e for e in importer.events if e.startswith("part")][:2] == ["part 0", f"part {room}"]
+
+
+def test_a_refused_head_is_the_refusal_reported() -> None:
+    importer = Importer()
+
+    def refuse_head(req: Request) -> Answer:
+        if req.command == m.Command.IMPORT:
+            return group_error(9, "catalog: needs 1060 contiguous bytes, the largest free run "
+                                  "is 200")
+        return group_error(4, 'no import of "big" is under way')
+
+    importer.transport.handler = params_or(refuse_head)
+    with pytest.raises(DeviceRefusedError) as err:
+        import_with(importer, TEXT, window=2)
+    assert str(err.value) == ("import big: catalog: needs 1060 contiguous bytes, the largest "
+                              "free run is 200 (ENOSPC)")
 
 
 def test_the_last_part_carries_the_refusal() -> None:

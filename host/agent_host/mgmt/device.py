@@ -51,8 +51,9 @@ Progress = Callable[[int, int], None]
 """progress(done, total): bytes of an export or an import, or rows of the tool table so far."""
 
 IMPORT_WINDOW = 2
-"""Parts of an import on the way before the first of them is answered (1: each part waits
-for the previous answer). Two keep the line busy while the device handles a part."""
+"""Requests of an import (the head, the parts) on the way before the first of them is
+answered (1: each waits for the previous answer). Two keep the line busy while the device
+handles one."""
 
 R = TypeVar("R", bound=smpmsg.Response)
 T = TypeVar("T")
@@ -444,18 +445,24 @@ class Device:
 
         return max(range(max(1, room - 3 * SERIAL_LINE_B64 // 4), room + 1), key=ratio)
 
-    async def import_head(self, text: module_dir.ModuleText, what: str | None = None) -> int:
-        """Announce @text (IMPORT head); returns the offset to send from: 0, or the bytes an
-        incomplete arrival of the same head already holds."""
-        what = what or f"import {text.name}"
-        answer: m.ImportResponse = await self.call(
-            m.ImportWrite(name=text.name, kind=text.kind, manifest_len=len(text.manifest),
-                          body_len=len(text.body), sha256=text.sha256,
-                          sequence=self._next_sequence()), what)
+    def _head(self, text: module_dir.ModuleText) -> m.ImportWrite:
+        return m.ImportWrite(name=text.name, kind=text.kind, manifest_len=len(text.manifest),
+                             body_len=len(text.body), sha256=text.sha256,
+                             sequence=self._next_sequence())
+
+    def _check_head(self, answer: m.ImportResponse, text: module_dir.ModuleText,
+                    what: str) -> int:
         if answer.name != text.name or answer.off >= len(text.text):
             raise TransportError(f"{what}: the device answered {answer.name!r} offset "
                                  f"{answer.off} to the head of {len(text.text)} bytes")
         return answer.off
+
+    async def import_head(self, text: module_dir.ModuleText, what: str | None = None) -> int:
+        """Announce @text (IMPORT head); returns the offset to send from: 0, or the bytes an
+        incomplete arrival of the same head already holds."""
+        what = what or f"import {text.name}"
+        answer: m.ImportResponse = await self.call(self._head(text), what)
+        return self._check_head(answer, text, what)
 
     async def import_part(self, name: str, off: int, data: bytes,
                           what: str | None = None) -> m.PartResponse:
@@ -474,24 +481,30 @@ class Device:
     async def import_module(self, directory: Path | str, progress: Progress | None = None,
                             window: int = IMPORT_WINDOW) -> Imported:
         """Import the module directory @directory (module_dir.read_module()): the head, then
-        parts as large as the device's buffer allows from the offset it answers, @window of
-        them on the way at once. The device validates the whole text with the last part and
-        installs it, or refuses it (DeviceRefusedError with its reason)."""
+        parts as large as the device's buffer allows from the offset it answers, @window
+        requests on the way at once. The device validates the whole text with the last part
+        and installs it, or refuses it (DeviceRefusedError with its reason)."""
         text = module_dir.read_module(Path(directory))
         return await self.import_text(text, progress, window, what=f"import {directory}")
 
     async def import_text(self, text: module_dir.ModuleText, progress: Progress | None = None,
                           window: int = IMPORT_WINDOW, what: str | None = None) -> Imported:
-        """import_module() for a module already read."""
+        """import_module() for a module already read.
+
+        With @window 2 the first part follows the head before the head is answered, and
+        each part goes out before the previous one is answered: the line never waits for an
+        answer but after the last part. When the head's answer is a resume offset, parts
+        already on the way rewrite bytes the device holds (the same text: the same digest)
+        and their answers say where the device stands; the next part starts there."""
         what = what or f"import {text.name}"
         data = text.text
-        start = await self.import_head(text, what)
-        if progress is not None:
-            progress(start, len(data))
-        pending: deque[tuple[m.PartWrite, int]] = deque()
-        off = start
+        head = self._head(text)
+        await self._guarded(self._send(head, what), what, self.timeout)
+        pending: deque[tuple[m.ImportWrite | m.PartWrite, int]] = deque([(head, 0)])
+        start: int | None = None
+        off = 0
         parts = 0
-        while off < len(data) or pending:
+        while pending or off < len(data):
             while off < len(data) and len(pending) < max(1, window):
                 room = self.part_room(text.name, off)
                 request = m.PartWrite(name=text.name, off=off, data=data[off:off + room],
@@ -499,9 +512,17 @@ class Device:
                 await self._guarded(self._send(request, what), what, self.timeout)
                 off += len(request.data)
                 pending.append((request, off))
-            request, end = pending.popleft()
-            frame = await self._guarded(self._receive(request), what, self.timeout)
-            answer: m.PartResponse = self._typed(frame, request, what)
+            sent, end = pending.popleft()
+            frame = await self._guarded(self._receive(sent), what, self.timeout)
+            if isinstance(sent, m.ImportWrite):
+                start = self._check_head(self._typed(frame, sent, what), text, what)
+                off = max(off, start)
+                if progress is not None:
+                    progress(start, len(data))
+                continue
+            assert start is not None
+            answer: m.PartResponse = self._typed(frame, sent, what)
+            end = max(end, start)
             self._check_part(answer, text.name, end, what)
             parts += 1
             if progress is not None:

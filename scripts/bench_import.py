@@ -9,8 +9,8 @@ written never runs ahead of the rate, and the host's writes wait as they would f
 with smpclient's serial transport, the one `agent-host import` uses, on the relay's pty.
 
 A tool module of about 16 KiB (a manifest and an entry file) is imported into a fresh
-simulator, once per window (parts on the way before the first is answered: 1 is
-stop-and-wait). Reported, from the bytes the relay counted and the time the import took:
+simulator, once per window (requests, the head and the parts, on the way before the first
+is answered: 1 is stop and wait). Reported, from the bytes the relay counted and the time the import took:
 
   (a) efficiency: payload bytes (manifest + body) / bytes the host put on the wire;
   (b) speed: payload bytes per second / 11520, the share of the raw UART rate.
@@ -26,7 +26,9 @@ import argparse
 import asyncio
 import multiprocessing as mp
 import os
+import re
 import select
+import subprocess
 import sys
 import tempfile
 import time
@@ -41,7 +43,7 @@ sys.path.insert(0, str(REPO / "host"))
 from agent_host.mgmt import Endpoint, open_device
 from agent_host.module_dir import ModuleText
 from agent_host.sim import build as build_sim
-from agent_host.testing.sim_device import SimDevice
+from agent_host.testing.sim_device import PROMPT, PtyConsole, SimDevice, terminate
 
 BAUD = 115200
 RATE = BAUD // 10
@@ -202,16 +204,48 @@ def measure(exe: Path, scratch: Path, text: ModuleText, window: int,
     dut = SimDevice(exe, scratch / f"flash-w{window}.bin", ["--modules="])
     dut.start()
     try:
-        line = PacedLine(dut.fd, rate)
-        try:
-            up, down, seconds, parts, state = asyncio.run(_import(line.path, text, window,
-                                                                  line))
-        finally:
-            line.close()
+        result = _measure_on(dut.fd, text, window, rate)
     finally:
         code = dut.stop()
     if code != 0:
         raise RuntimeError(f"the simulator exited with {code}: {dut.stderr_text()[-2000:]}")
+    return result
+
+
+def measure_qemu(elf: Path, text: ModuleText, window: int, rate: float = RATE) -> Result:
+    """The same on the firmware: @elf (an mps2/an385 build) under QEMU, its UART on a pty."""
+    proc = subprocess.Popen(["qemu-system-arm", "-machine", "mps2-an385", "-cpu", "cortex-m3",
+                             "-nographic", "-monitor", "none", "-serial", "pty", "-kernel",
+                             str(elf)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL)
+    try:
+        assert proc.stdout is not None
+        found = None
+        while found is None:
+            line = proc.stdout.readline()
+            if not line:
+                raise RuntimeError("QEMU did not announce its serial pty")
+            found = re.search(rb"(/dev/pts/\d+)", line)
+        console = PtyConsole()
+        console.fd = os.open(found.group(1).decode(), os.O_RDWR | os.O_NOCTTY)
+        tty.setraw(console.fd)
+        try:
+            console.write(b"\r")
+            console.read_until(PROMPT, 30)
+            console.drain()
+            return _measure_on(console.fd, text, window, rate)
+        finally:
+            os.close(console.fd)
+    finally:
+        terminate(proc, 10)
+
+
+def _measure_on(device_fd: int, text: ModuleText, window: int, rate: float) -> Result:
+    line = PacedLine(device_fd, rate)
+    try:
+        up, down, seconds, parts, state = asyncio.run(_import(line.path, text, window, line))
+    finally:
+        line.close()
     return Result(window, len(text.text), up, down, seconds, parts, state)
 
 
@@ -233,19 +267,28 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sim-build-dir", type=Path, default=REPO / "build" / "sim-asan",
                         help="the simulator's build directory (built when needed)")
+    parser.add_argument("--qemu-mps2", type=Path, metavar="ELF",
+                        help="measure the firmware instead: this mps2/an385 zephyr.elf under "
+                             "qemu-system-arm")
     parser.add_argument("--size", type=int, default=DEFAULT_SIZE,
                         help=f"bytes of the module (default {DEFAULT_SIZE})")
     parser.add_argument("--window", type=int, action="append",
-                        help="parts on the way at once (repeatable; default: 1 and 2)")
+                        help="requests on the way at once (repeatable; default: 1 and 2)")
     args = parser.parse_args(argv)
-    exe = args.sim_build_dir / "agent_sim"
-    if not exe.is_file():
-        exe = build_sim(args.sim_build_dir, sanitize=True, quiet=True)
     text = tool_module(args.size)
-    with tempfile.TemporaryDirectory(prefix="bench-import-") as scratch:
-        results = [measure(exe, Path(scratch), text, w) for w in args.window or [1, 2]]
+    windows = args.window or [1, 2]
+    if args.qemu_mps2 is not None:
+        results = [measure_qemu(args.qemu_mps2, text, w) for w in windows]
+        where = f"the firmware ({args.qemu_mps2}) under QEMU over its serial pty"
+    else:
+        exe = args.sim_build_dir / "agent_sim"
+        if not exe.is_file():
+            exe = build_sim(args.sim_build_dir, sanitize=True, quiet=True)
+        with tempfile.TemporaryDirectory(prefix="bench-import-") as scratch:
+            results = [measure(exe, Path(scratch), text, w) for w in windows]
+        where = "the simulator over its pty"
     print(f"Import of a {len(text.text)}-byte tool module at {BAUD} baud 8N1 ({RATE} B/s) "
-          "each way, into the simulator over its pty:\n")
+          f"each way, into {where}:\n")
     print(report(results))
     return 0
 

@@ -8,6 +8,7 @@ different import; removal and its refusals over SMP."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import os
 import subprocess
@@ -31,6 +32,8 @@ T = TypeVar("T")
 pytestmark = pytest.mark.sim_only("the simulator's pty, flash image and --modules")
 
 AGENT_HOST = Path(sys.executable).with_name("agent-host")
+#: CONFIG_AGENT_CATALOG_BYTES of the simulator (the app/Kconfig default).
+CATALOG_BYTES = 24576
 #: The spec's example, verbatim.
 ARITHMETIC = (b"---\nname: arithmetic\ndescription: Gives rules for arithmetic tasks.\n---\n"
               b"Check each operation and state the unit of each result.\n")
@@ -288,6 +291,25 @@ def test_a_different_import_clears_the_incomplete_arrival(sims, tmp_path: Path) 
     assert ok(host(dut, "import", str(new))) == "skill partial accepted (installed)\n"
     assert agree(dut) == {"partial": ("skill", str(len(new_text)),
                                       hashlib.sha256(new_text).hexdigest(), "installed")}
+
+
+def test_a_refused_head_also_clears_the_incomplete_arrival(sims, tmp_path: Path) -> None:
+    """A part the host sends before the head is answered never lands in the old arrival."""
+    dut = sims.start(["--modules="])
+    old = read_module(make(tmp_path, "old", {"SKILL.md": PARTIAL}))
+    assert interrupt(dut, old, 2) == 0
+    too_big = dataclasses.replace(old, body=b"x" * (CATALOG_BYTES + 1))
+
+    async def steps(device: Device) -> str:
+        try:
+            await device.import_head(too_big)
+        except DeviceRefusedError as err:
+            return f"{err.rc_name}: {err.reason}"
+        return "accepted"
+
+    assert run(dut, steps) == (
+        f"EINVAL: size: {CATALOG_BYTES + 1} bytes, the catalog holds {CATALOG_BYTES}")
+    assert "partial" not in agree(dut)
 
 
 def test_a_part_at_a_gap_is_refused_and_the_arrival_stays(sims, tmp_path: Path) -> None:

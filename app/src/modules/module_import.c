@@ -145,6 +145,13 @@ static int finish(int index, struct module_import_result *res, char *why, size_t
 	return 0;
 }
 
+static bool same_head(const struct module_entry *e, const struct module_import_head *head)
+{
+	return e->kind == head->kind && e->manifest_len == head->manifest_len &&
+	       e->body_len == head->body_len &&
+	       memcmp(e->digest, head->digest, MODULE_DIGEST_LEN) == 0;
+}
+
 static int begin_locked(const struct module_import_head *head, struct module_import_result *res,
 			char *why, size_t why_len)
 {
@@ -159,6 +166,12 @@ static int begin_locked(const struct module_import_head *head, struct module_imp
 				     head->name != NULL ? head->name : "");
 	}
 	result_name(res, head->name, head->kind);
+	index = module_catalog_find(head->name, MODULE_INCOMPLETE);
+	if (index >= 0 && !same_head(module_catalog_entry(index), head)) {
+		/* A new import of that name clears the incomplete arrival, even when this head
+		 * is refused: a part sent before the answer never lands in the old one. */
+		module_catalog_free(index);
+	}
 	if (module_kind_name(head->kind) == NULL) {
 		return module_refuse(why, why_len, -EINVAL, "kind: not role, skill or tool");
 	}
@@ -181,16 +194,9 @@ static int begin_locked(const struct module_import_head *head, struct module_imp
 	}
 	index = module_catalog_find(head->name, MODULE_INCOMPLETE);
 	if (index >= 0) {
-		const struct module_entry *e = module_catalog_entry(index);
-
-		if (e->kind == head->kind && e->manifest_len == head->manifest_len &&
-		    e->body_len == head->body_len &&
-		    memcmp(e->digest, head->digest, MODULE_DIGEST_LEN) == 0) {
-			res->next = e->received; /* the same arrival: continue it */
-			return 0;
-		}
+		res->next = module_catalog_entry(index)->received; /* the same arrival: continue */
+		return 0;
 	}
-	/* Clears an incomplete arrival of that name first. */
 	index = module_catalog_begin(head->name, head->kind, head->manifest_len, head->body_len,
 				     head->digest, &need, &largest);
 	if (index == -ENOMEM) {

@@ -9,8 +9,7 @@ The workload covers the four threads the agent sizes (app/prj.conf, app/Kconfig)
 
 - the shell thread: configuration commands, reference pages, the tool table, the status;
 - the MCUmgr work queue: SMP requests of the agent group sent on the console (a settings
-  write, the status, the conversation list, a module's import, listing and removal), which
-  run the group's handlers on its stack;
+  write, the status, the conversation list), which run the group's handlers on its stack;
 - the worker: an `agent ask` (on a target without a network it ends at the connection, so
   the TLS and streaming parts are not measured there: docs/zephyr-port.md, "Stacks");
 - the system work queue: the Esc that closes that `agent ask`, alone in its read, ends the
@@ -24,7 +23,6 @@ host stacks, and the simulator has no kernel shell.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import time
@@ -32,19 +30,9 @@ from pathlib import Path
 
 import pytest
 import smp.packet as smppacket
-from agent_host.mgmt.messages import (
-    ConfigWrite,
-    ConversationsRead,
-    ImportWrite,
-    ModulesRead,
-    PartWrite,
-    RemoveWrite,
-    StatusRead,
-)
+from agent_host.mgmt.messages import ConfigWrite, ConversationsRead, StatusRead
 
 REPO_DIR = Path(__file__).resolve().parents[2]
-#: A skill the workload imports over SMP (docs/modules.md, "SKILL.md alone").
-SKILL = b"---\nname: depth\ndescription: Measures the stack.\n---\nCount the bytes.\n"
 MARGIN = 0.25
 STACK = re.compile(r"^0x[0-9a-f]+ (?P<name>.+?)\s+\(real size\s+(?P<size>\d+)\):\s+unused\s+"
                    r"(?P<unused>\d+)\s+usage\s+(?P<used>\d+) /")
@@ -106,14 +94,6 @@ def test_stack_use_after_a_workload(sims) -> None:  # type: ignore[no-untyped-de
     send_smp(dut, ConfigWrite(name="model", value="smp-model"))
     send_smp(dut, StatusRead())
     send_smp(dut, ConversationsRead())
-    # A module imported, listed and removed over SMP: validation, the journal's append and
-    # its sync run on the work queue's stack.
-    send_smp(dut, ImportWrite(name="depth", kind="skill", manifest_len=0,
-                              body_len=len(SKILL), sha256=hashlib.sha256(SKILL).hexdigest()))
-    send_smp(dut, PartWrite(name="depth", off=0, data=SKILL))
-    send_smp(dut, ModulesRead())
-    assert "depth" in dut.exec_command("agent skills")[1], dut.exec_command("agent skills")
-    send_smp(dut, RemoveWrite(name="depth"))
     mark = len(dut.transcript)
     dut.write(b"agent ask how deep is the stack\r")
     dut.read_until(b"[Esc or Ctrl-X returns to the shell]", 30.0, start=mark)

@@ -74,6 +74,21 @@ static bool thread_is_valid(const struct agent_thread *thread)
 	return (addr - first) % sizeof(thread_table[0]) == 0u;
 }
 
+#if defined(CONFIG_ARCH_POSIX)
+/*
+ * native_sim runs the thread on a host stack, which the host keeps for a later thread: zero
+ * as much of it as the thread's Zephyr stack holds, below the entry's frame, before the
+ * thread ends. What the worker left there (a request's key in a callee's buffer) goes too.
+ */
+static __attribute__((noinline)) void scrub_host_stack(void)
+{
+	char area[CONFIG_AGENT_WORKER_STACK_SIZE];
+
+	agent_wipe(area, sizeof(area));
+	__asm__ volatile("" : : "r"(area) : "memory");
+}
+#endif
+
 static void thread_entry(void *p1, void *p2, void *p3)
 {
 	struct agent_thread *thread = p1;
@@ -81,6 +96,9 @@ static void thread_entry(void *p1, void *p2, void *p3)
 	(void)p2;
 	(void)p3;
 	thread->fn(thread->user_data);
+#if defined(CONFIG_ARCH_POSIX)
+	scrub_host_stack();
+#endif
 }
 
 int agent_thread_start(struct agent_thread **out, const char *name, size_t stack_bytes,
@@ -219,6 +237,12 @@ int agent_thread_join(struct agent_thread *thread, uint32_t timeout_ms)
 	}
 	(void)k_mutex_lock(&agent_port_table_lock, K_FOREVER);
 	stack_peak_note(thread);
+#if !defined(CONFIG_ARCH_POSIX)
+	/* Nothing the thread left on its stack (a request's key in a callee's buffer) stays
+	 * there for whoever reads RAM next; the next thread of the slot is painted anew. */
+	agent_wipe(K_THREAD_STACK_BUFFER(agent_port_stacks[thread - thread_table]),
+		   K_THREAD_STACK_SIZEOF(agent_port_stacks[thread - thread_table]));
+#endif
 	thread->used = false;
 	(void)k_mutex_unlock(&agent_port_table_lock);
 	return 0;

@@ -1,8 +1,9 @@
 """Modules over the simulator's console (docs/modules.md): the spec's arithmetic skill imported
 as written, the supplied roles at start-up and the console agent, --modules in name order and
 no deeper, refusals with their reasons and nothing installed, restore after a restart with the
-files changed on disk, removal's refusals, and a role's overlay, skills and granted tools in
-the request the test server records, with skill_use returning the exact installed body."""
+files changed on disk, and a role's overlay, skills and granted tools in the request the test
+server records, with skill_use returning the exact installed body. Removal's refusals are in
+test_modules_device.py, which runs here too."""
 
 from __future__ import annotations
 
@@ -163,19 +164,6 @@ def test_restore_keeps_the_accepted_text_when_files_change(sims) -> None:
     assert removed == ["remove: arithmetic removed"]
     dut = sims.restart(dut)
     assert "arithmetic" not in modules(dut)
-
-
-def test_removal_refusals(sims) -> None:
-    dut = sims.start()
-    assert dut.exec_command("agent remove nothing") == [
-        'remove: nothing refused: no module named "nothing"']
-    assert dut.exec_command("agent remove storage_read") == [
-        ("remove: storage_read refused: storage_read is a built-in tool; built-in tools cannot "
-         "be removed")]
-    assert dut.exec_command("agent remove conductor") == [
-        "remove: conductor refused: role conductor is in use by the console agent (agent 0)"]
-    assert dut.exec_command("agent remove worker") == ["remove: worker removed"]
-    assert "worker" not in modules(dut)
 
 
 # -- roles and skills in the request ----------------------------------------------------------

@@ -13,6 +13,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
@@ -23,7 +24,7 @@ from agent_host.mgmt import Device, Endpoint, open_device
 from agent_host.module_dir import ModuleText, read_module
 from agent_host.testing.agent_tools import ask, configure
 from agent_host.testing.sim_device import SimDevice
-from agent_host.testserver import Script, TestServer
+from agent_host.testserver import Faults, Script, TestServer
 from agent_host.testserver.dialogue import function_call_output, text_reply, tool_call_reply
 from flash_image import write_files
 
@@ -348,3 +349,31 @@ def test_removal_and_its_refusals_over_smp(sims) -> None:
     assert dut.stop() == 0
     dut = sims.start(["--modules="])
     assert set(agree(dut)) == {"conductor", "verifier"}
+
+
+def test_a_tool_module_is_not_removed_while_a_request_runs(sims, tmp_path: Path) -> None:
+    """An imported tool is active while a request that may offer it runs (docs/modules.md,
+    "Removal"): the removal is refused then, and accepted once the request has ended."""
+    dut = sims.start(["--modules="])
+    tool = make(tmp_path, "count", {"module.manifest": TOOL_MANIFEST, "count.lua": TOOL_ENTRY})
+    assert ok(host(dut, "import", str(tool))) == "tool count accepted (installed)\n"
+    reply = text_reply("chat", "x" * 4000, response_id="r1")
+    stalled = Script.repeat(dataclasses.replace(reply, faults=Faults(stall_after=300,
+                                                                     stall_seconds=20)))
+    with TestServer(stalled) as srv:
+        configure(dut, srv.url("/v1/chat/completions"))
+        mark = len(dut.transcript)
+        dut.write(b"agent ask hello\r")
+        deadline = time.monotonic() + 10
+        while not srv.requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert srv.requests, "the request never reached the server"
+        time.sleep(0.3)  # the answer has begun and stalls: the request runs
+        reason = "tool count is active: a request that offers it is running"
+        result = host(dut, "remove", "count")
+        assert (result.returncode, result.stderr) == (
+            1, f"agent-host: remove count: {reason} (EBUSY)\n"), result
+        dut.write(b"\x1b")
+        dut.read_until(b"agent: cancelled\r\n", 5, start=mark)
+    dut.drain()
+    assert ok(host(dut, "remove", "count")) == "count removed\n"

@@ -87,6 +87,21 @@ static struct run *new_run(const char *source)
 	return run;
 }
 
+/* Run @p source with a 300 ms deadline: it ends as "deadline" within a second of it;
+ * returns the run for further checks (the caller frees it). */
+static struct run *run_until_deadline(const char *source)
+{
+	struct run *run = new_run(source);
+
+	run->deadline_ms = 300u;
+	run_python(run);
+	assert_int_equal(run->rc, 0);
+	assert_int_equal(run->status.outcome, SCRIPT_DEADLINE);
+	assert_true(run->status.elapsed_ms >= 300u);
+	assert_true(run->status.elapsed_ms < 1300u);
+	return run;
+}
+
 static void assert_exception(const struct run *run, const char *type, const char *message,
 			     int32_t line)
 {
@@ -217,37 +232,23 @@ static void test_sys_exit(void **state)
 
 static void test_deadline_stops_a_busy_loop(void **state)
 {
-	struct run *run = new_run("while True:\n    pass\n");
-
 	(void)state;
-	run->deadline_ms = 300u;
-	run_python(run);
-	assert_int_equal(run->rc, 0);
-	assert_int_equal(run->status.outcome, SCRIPT_DEADLINE);
-	assert_true(run->status.elapsed_ms >= 300u);
-	assert_true(run->status.elapsed_ms < 1300u);
-	free(run);
+	free(run_until_deadline("while True:\n    pass\n"));
 }
 
 /* The stop is not an exception a script can catch: it unwinds past every try. */
 static void test_deadline_passes_by_try(void **state)
 {
-	struct run *run = new_run("n = 0\n"
-				  "while True:\n"
-				  "    try:\n"
-				  "        while True:\n"
-				  "            pass\n"
-				  "    except BaseException:\n"
-				  "        n += 1\n"
-				  "    finally:\n"
-				  "        n += 1\n");
-
 	(void)state;
-	run->deadline_ms = 300u;
-	run_python(run);
-	assert_int_equal(run->status.outcome, SCRIPT_DEADLINE);
-	assert_true(run->status.elapsed_ms < 1300u);
-	free(run);
+	free(run_until_deadline("n = 0\n"
+				"while True:\n"
+				"    try:\n"
+				"        while True:\n"
+				"            pass\n"
+				"    except BaseException:\n"
+				"        n += 1\n"
+				"    finally:\n"
+				"        n += 1\n"));
 }
 
 /* Loops inside one C function never reach the VM's hook; they are stopped all the same. */
@@ -261,42 +262,26 @@ static void test_deadline_stops_a_loop_in_c(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++) {
-		struct run *run = new_run(sources[i]);
-
-		run->deadline_ms = 300u;
-		run_python(run);
-		assert_int_equal(run->status.outcome, SCRIPT_DEADLINE);
-		assert_true(run->status.elapsed_ms < 1300u);
-		free(run);
+		free(run_until_deadline(sources[i]));
 	}
 }
 
 /* Reporting an exception runs its __str__, which the deadline stops too. */
 static void test_deadline_stops_a_looping_exception_text(void **state)
 {
-	struct run *run = new_run("class Slow(Exception):\n"
-				  "    def __str__(self):\n"
-				  "        while True:\n"
-				  "            pass\n"
-				  "raise Slow()\n");
-
 	(void)state;
-	run->deadline_ms = 300u;
-	run_python(run);
-	assert_int_equal(run->status.outcome, SCRIPT_DEADLINE);
-	assert_true(run->status.elapsed_ms < 1300u);
-	free(run);
+	free(run_until_deadline("class Slow(Exception):\n"
+				"    def __str__(self):\n"
+				"        while True:\n"
+				"            pass\n"
+				"raise Slow()\n"));
 }
 
 static void test_deadline_stops_a_sleep(void **state)
 {
-	struct run *run = new_run("import time\ntime.sleep(20)\nprint('woke')\n");
+	struct run *run = run_until_deadline("import time\ntime.sleep(20)\nprint('woke')\n");
 
 	(void)state;
-	run->deadline_ms = 300u;
-	run_python(run);
-	assert_int_equal(run->status.outcome, SCRIPT_DEADLINE);
-	assert_true(run->status.elapsed_ms < 1300u);
 	assert_string_equal(run->out, "");
 	free(run);
 }

@@ -27,6 +27,7 @@ from agent_host.testserver.dialogue import (
 )
 from conv_bytes import build
 from flash_image import exists, write_files
+from module_checks import console_modules
 
 pytestmark = pytest.mark.sim_only("the simulator's flash image, --modules and process")
 
@@ -47,15 +48,7 @@ def start_with(sims, files: dict[str, bytes], extra: list[str] | None = None) ->
 
 def modules(dut: SimDevice) -> dict[str, tuple[str, str]]:
     """`agent modules` as {name: (kind, state)}."""
-    lines = dut.exec_command("agent modules")
-    assert lines[0].split() == ["name", "kind", "bytes", "sha256", "state"], lines
-    rows = {}
-    for line in lines[1:]:
-        if line.startswith(("catalog:", "journal:")):
-            continue
-        name, kind, _size, _digest, state = line.split(None, 4)
-        rows[name] = (kind, state)
-    return rows
+    return {name: (row[0], row[3]) for name, row in console_modules(dut).items()}
 
 
 def journal_bytes(dut: SimDevice) -> int:

@@ -6,22 +6,14 @@ removal refusals; a removed role comes back at the next start, from the same imp
 from __future__ import annotations
 
 from agent_host.testing.sim_device import SimDevice
+from module_checks import console_modules
 
 SUPPLIED = ("conductor", "verifier", "worker")
 
 
 def installed(dut: SimDevice) -> dict[str, str]:
     """{name: kind} of the installed entries of `agent modules`."""
-    lines = dut.exec_command("agent modules")
-    assert lines[0].split() == ["name", "kind", "bytes", "sha256", "state"], lines
-    rows = {}
-    for line in lines[1:]:
-        if line.startswith(("catalog:", "journal:")):
-            continue
-        parts = line.split()
-        if parts[-1] == "installed":
-            rows[parts[0]] = parts[1]
-    return rows
+    return {name: row[0] for name, row in console_modules(dut).items() if row[3] == "installed"}
 
 
 def test_the_supplied_roles_are_installed_at_boot(dut: SimDevice) -> None:

@@ -27,6 +27,7 @@ from agent_host.testing.sim_device import SimDevice
 from agent_host.testserver import Faults, Script, TestServer
 from agent_host.testserver.dialogue import function_call_output, text_reply, tool_call_reply
 from flash_image import write_files
+from module_checks import console_modules
 
 T = TypeVar("T")
 
@@ -78,19 +79,6 @@ def host_modules(dut: SimDevice) -> dict[str, tuple[str, str, str, str]]:
     assert lines[0] == f"catalog: {len(rows)} of 16 entries", lines
     if rows:
         assert lines[1].split() == ["NAME", "KIND", "SIZE", "SHA256", "STATE"]
-    return rows
-
-
-def console_modules(dut: SimDevice) -> dict[str, tuple[str, str, str, str]]:
-    """`agent modules` as {name: (kind, size, sha256 prefix, state)}."""
-    lines = dut.exec_command("agent modules")
-    assert lines[0].split() == ["name", "kind", "bytes", "sha256", "state"], lines
-    rows = {}
-    for line in lines[1:]:
-        if line.startswith(("catalog:", "journal:")):
-            continue
-        name, kind, size, digest, state = line.split(None, 4)
-        rows[name] = (kind, size, digest, state)
     return rows
 
 

@@ -312,3 +312,22 @@ int agent_mgmt_decode_request(zcbor_state_t *zsd, struct field *fields, size_t c
 	}
 	return 0;
 }
+
+int agent_mgmt_page_request(zcbor_state_t *zsd, struct refusal *r, uint32_t *off)
+{
+	struct field fields[] = {{.name = "off", .type = FIELD_UINT}};
+	int err = agent_mgmt_decode_request(zsd, fields, 1, r);
+
+	*off = fields[0].present ? fields[0].number : 0;
+	return err;
+}
+
+int agent_mgmt_page_check(struct refusal *r, uint32_t off, uint32_t total, const char *unit)
+{
+	if (off > total) {
+		return agent_mgmt_refuse(r, AGENT_MGMT_RC_ERANGE,
+					 "offset %u is past the end (%u %s)", (unsigned int)off,
+					 (unsigned int)total, unit);
+	}
+	return 0;
+}

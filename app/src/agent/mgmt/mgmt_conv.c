@@ -65,26 +65,21 @@ static bool put_summary(zcbor_state_t *zse, const struct conv_summary *s)
 
 int agent_mgmt_conversations_read(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r)
 {
-	struct field fields[] = {{.name = "off", .type = FIELD_UINT}};
 	struct conv_store_info info;
 	const uint8_t *end = zse->payload_end;
 	uint32_t off;
 	uint32_t next;
 	bool ok;
-	int err = agent_mgmt_decode_request(zsd, fields, 1, r);
+	int err = agent_mgmt_page_request(zsd, r, &off);
 
+	if (err == 0) {
+		err = store_info(&info, r);
+	}
+	if (err == 0) {
+		err = agent_mgmt_page_check(r, off, info.slots, "slots");
+	}
 	if (err != 0) {
 		return err;
-	}
-	err = store_info(&info, r);
-	if (err != 0) {
-		return err;
-	}
-	off = fields[0].present ? fields[0].number : 0;
-	if (off > info.slots) {
-		return agent_mgmt_refuse(r, AGENT_MGMT_RC_ERANGE,
-					 "offset %u is past the end (%u slots)", (unsigned int)off,
-					 (unsigned int)info.slots);
 	}
 	ok = agent_mgmt_put_str(zse, "dir", info.dir) &&
 	     agent_mgmt_put_uint(zse, "slots", info.slots) &&

@@ -83,6 +83,14 @@ void agent_mgmt_mark_restore(zcbor_state_t *zse, const struct mark *m);
 int agent_mgmt_decode_request(zcbor_state_t *zsd, struct field *fields, size_t count,
 			      struct refusal *r);
 
+/*
+ * A paged read's request, `{off?: uint}`: *@p off is its offset (0 when absent). Returns
+ * agent_mgmt_decode_request()'s result.
+ */
+int agent_mgmt_page_request(zcbor_state_t *zsd, struct refusal *r, uint32_t *off);
+/* ERANGE "offset N is past the end (TOTAL UNIT)" when @p off > @p total, else 0. */
+int agent_mgmt_page_check(struct refusal *r, uint32_t off, uint32_t total, const char *unit);
+
 /* ---- the handlers: 0, -EINVAL with @p r filled, -EBADMSG, or -ENOMEM (does not fit) --------- */
 
 int agent_mgmt_config_read(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r);

@@ -167,22 +167,18 @@ static bool put_entry(zcbor_state_t *zse, const struct module_entry *e)
 
 int agent_mgmt_modules_read(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r)
 {
-	struct field fields[] = {{.name = "off", .type = FIELD_UINT}};
 	const uint8_t *end = zse->payload_end;
 	const uint32_t total = CONFIG_AGENT_MODULE_SLOTS;
 	uint32_t off;
 	uint32_t next;
 	bool ok;
-	int err = agent_mgmt_decode_request(zsd, fields, 1, r);
+	int err = agent_mgmt_page_request(zsd, r, &off);
 
+	if (err == 0) {
+		err = agent_mgmt_page_check(r, off, total, "entries");
+	}
 	if (err != 0) {
 		return err;
-	}
-	off = fields[0].present ? fields[0].number : 0;
-	if (off > total) {
-		return agent_mgmt_refuse(r, AGENT_MGMT_RC_ERANGE,
-					 "offset %u is past the end (%u entries)", (unsigned int)off,
-					 (unsigned int)total);
 	}
 	module_lock();
 	ok = agent_mgmt_put_uint(zse, "slots", total) && agent_mgmt_put_uint(zse, "off", off) &&

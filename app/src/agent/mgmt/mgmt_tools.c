@@ -40,22 +40,18 @@ static bool put_tool(zcbor_state_t *zse, const struct tool_def *def,
 
 int agent_mgmt_tools_read(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r)
 {
-	struct field fields[] = {{.name = "off", .type = FIELD_UINT}};
 	const struct agent_config *cfg = agent_session_config();
 	const uint8_t *end = zse->payload_end;
 	size_t total = tool_registry_count();
 	uint32_t off;
 	bool ok;
-	int err = agent_mgmt_decode_request(zsd, fields, 1, r);
+	int err = agent_mgmt_page_request(zsd, r, &off);
 
+	if (err == 0) {
+		err = agent_mgmt_page_check(r, off, (uint32_t)total, "tools");
+	}
 	if (err != 0) {
 		return err;
-	}
-	off = fields[0].present ? fields[0].number : 0;
-	if (off > total) {
-		return agent_mgmt_refuse(r, AGENT_MGMT_RC_ERANGE,
-					 "offset %u is past the end (%u tools)", (unsigned int)off,
-					 (unsigned int)total);
 	}
 	ok = agent_mgmt_put_str(zse, "policy", agent_tools_policy_name(cfg->tools)) &&
 	     agent_mgmt_put_uint(zse, "total", (uint32_t)total) &&

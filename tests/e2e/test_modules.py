@@ -281,3 +281,31 @@ def test_an_incomplete_journal_record_is_cleared_and_reported(sims) -> None:
     assert journal_bytes(dut) == len(JOURNAL_HEADER + good)  # the tail was cut
     dut = sims.restart(dut)
     assert "modules: journal replayed, 1 modules from 1 records\r\n" in dut.transcript.decode()
+
+
+def test_a_full_journal_is_compacted_by_the_import_and_restores_the_same(sims) -> None:
+    """Replacing a 10 KB tool module eight times passes the 64 KiB journal: the import compacts
+    it (the installed modules, in their installation order) and goes on; a restart restores
+    the same catalog."""
+    def tool(text: bytes) -> dict[str, bytes]:
+        return {"module.manifest": b"name: big\nkind: tool\ndescription: d\nruntime: lua\n"
+                                   b"entry: big.lua\n", "big.lua": text}
+
+    versions = [b"-- " + bytes([65 + v]) * 10000 + b"\nreturn 1\n" for v in range(2)]
+    files = {"zeta/SKILL.md": skill_md("zeta", "First."), "alpha/SKILL.md": skill_md("alpha", "2.")}
+    for v, text in enumerate(versions):
+        files.update({f"big{v}/{name}": data for name, data in tool(text).items()})
+    dut = start_with(sims, files, ["--modules="])
+    for name in ("zeta", "alpha"):
+        assert dut.exec_command(f"agent import {name}")[0].endswith("(installed)")
+    sizes = []
+    for round_ in range(8):
+        assert dut.exec_command(f"agent import big{round_ % 2}")[0].startswith(
+            "import: tool big accepted"), round_
+        sizes.append(journal_bytes(dut))
+    assert max(sizes) <= 65536 and min(sizes[1:]) < max(sizes), sizes  # it shrank: compacted
+    before = console_modules(dut)
+    assert list(before) == ["zeta", "alpha", "big"]
+    dut = sims.restart(dut)
+    assert console_modules(dut) == before
+    assert before["big"][2] == hashlib.sha256(b"".join(tool(versions[1]).values())).hexdigest()[:16]

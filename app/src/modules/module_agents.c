@@ -21,16 +21,6 @@ static const char *const group_names[] = {"memory_recall", "memory_write", "fs_r
 
 #define GROUP_COUNT (sizeof(group_names) / sizeof(group_names[0]))
 
-const char *module_group_name(uint32_t group)
-{
-	for (size_t i = 0; i < GROUP_COUNT; i++) {
-		if (group == (1u << i)) {
-			return group_names[i];
-		}
-	}
-	return NULL;
-}
-
 static struct module_instructions_report last_report = {.role = -1};
 
 /* The manifest of installed entry @p index (its text is in the arena, parsed again). */

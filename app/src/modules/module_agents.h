@@ -76,9 +76,6 @@ void module_instructions_last(struct module_instructions_report *out);
  */
 bool module_role_grants(int role, const struct tool_def *def);
 
-/** The selection group name of @p group (one TOOL_GROUP_* bit), or NULL. */
-const char *module_group_name(uint32_t group);
-
 /** The installed body of skill @p name (after any front matter), or NULL (absent). */
 const char *module_skill_body(const char *name, size_t *len);
 

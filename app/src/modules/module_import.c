@@ -38,33 +38,34 @@ int module_lock_init(void)
 	return lock != NULL ? 0 : agent_mutex_init(&lock);
 }
 
-/* The installed entries for compaction, in catalog order. */
+/* The installed entries for compaction, in the order they were installed, so that the
+ * compacted journal replays into the same order. */
 static bool live_entry(void *user, size_t i, struct module_journal_record *rec,
 		       const void **manifest, const void **body)
 {
-	size_t seen = 0;
+	const struct module_entry *e = NULL;
+	int k = -ENOENT;
+	uint32_t seq = 0;
 
 	(void)user;
-	for (int k = 0; k < CONFIG_AGENT_MODULE_SLOTS; k++) {
-		const struct module_entry *e = module_catalog_entry(k);
-
-		if (e->state != MODULE_INSTALLED) {
-			continue;
+	for (size_t n = 0; n <= i; n++) {
+		k = module_catalog_next_installed(seq);
+		if (k < 0) {
+			return false;
 		}
-		if (seen++ == i) {
-			memset(rec, 0, sizeof(*rec));
-			rec->type = MODULE_JOURNAL_IMPORT;
-			rec->kind = e->kind;
-			memcpy(rec->name, e->name, sizeof(rec->name));
-			memcpy(rec->digest, e->digest, sizeof(rec->digest));
-			rec->manifest_len = e->manifest_len;
-			rec->body_len = e->body_len;
-			*manifest = module_catalog_text(k);
-			*body = module_catalog_text(k) + e->manifest_len;
-			return true;
-		}
+		e = module_catalog_entry(k);
+		seq = e->seq;
 	}
-	return false;
+	memset(rec, 0, sizeof(*rec));
+	rec->type = MODULE_JOURNAL_IMPORT;
+	rec->kind = e->kind;
+	memcpy(rec->name, e->name, sizeof(rec->name));
+	memcpy(rec->digest, e->digest, sizeof(rec->digest));
+	rec->manifest_len = e->manifest_len;
+	rec->body_len = e->body_len;
+	*manifest = module_catalog_text(k);
+	*body = module_catalog_text(k) + e->manifest_len;
+	return true;
 }
 
 /* Record an accepted import; a full journal is compacted once. 0, -ENODEV (no /lfs: the

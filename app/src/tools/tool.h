@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent_config.h"
 #include "agent_port.h"
 #include "json_writer.h"
 
@@ -135,6 +136,10 @@ struct tool_ctx {
 	const char *cwd;
 	const struct agent_cancel *cancel;
 	struct tool_session *session;
+	/* The request's configuration and API key (NULL without one): for tools that call the
+	 * endpoint's service themselves (memory tools: embeddings). Never logged or stored. */
+	const struct agent_config *config;
+	const char *key;
 	/* Set by an executor that fails (returns < 0): one line for the model. */
 	char error[TOOL_ERROR_MAX + 1];
 };

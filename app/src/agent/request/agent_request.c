@@ -351,6 +351,8 @@ static int handle_call(struct agent_request *req, struct tool_session *session,
 	ctx.cwd = req->cwd != NULL ? req->cwd : "/lfs";
 	ctx.cancel = req->cancel;
 	ctx.session = session;
+	ctx.config = req->config;
+	ctx.key = req->key;
 	err = tool_execute(def, req->config->tools, confirmed, &ctx, &args, result,
 			   sizeof(result));
 	if (agent_cancel_is_raised(req->cancel)) {

@@ -81,6 +81,7 @@ static void print_help(struct agent_console *console)
 {
 	agent_puts(console, "Available commands:\n"
 			    "  agent  LLM agent: configuration and status (agent help)\n"
+			    "  tool   tool selection defaults (tool all|NAME on|off)\n"
 #if defined(CONFIG_AGENT_TOOLS_REFERENCE)
 			    "  man    reference pages of this firmware (man man)\n"
 #endif
@@ -105,6 +106,8 @@ static void execute(struct agent_console *console, char *line)
 	}
 	if (strcmp(argv[0], "agent") == 0) {
 		agent_cmd_exec(console, argc, argv);
+	} else if (strcmp(argv[0], "tool") == 0) {
+		agent_tool_exec(console, argc, argv);
 #if defined(CONFIG_AGENT_TOOLS_REFERENCE)
 	} else if (strcmp(argv[0], "man") == 0) {
 		agent_man_exec(console, argc, argv);

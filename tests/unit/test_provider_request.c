@@ -47,7 +47,7 @@ static void test_responses_continuation(void **state)
 			    "{\"model\":\"gpt-test\",\"instructions\":\"be brief\",\"input\":"
 			    "[{\"role\":\"user\",\"content\":\"and then?\"}],"
 			    "\"previous_response_id\":\"resp_123\",\"reasoning\":{\"effort\":\"low\"},"
-			    "\"parallel_tool_calls\":false,\"store\":true,\"stream\":true}");
+			    "\"store\":true,\"stream\":true}");
 	assert_int_equal(len, (int)strlen(body));
 }
 
@@ -115,6 +115,8 @@ static void test_tools_and_continuations(void **state)
 				     "\"tools\":[{\"type\":\"function\",\"name\":\"t\"}],"));
 	assert_non_null(strstr(body, "\"instructions\":\"i\""));
 	assert_null(strstr(body, "\"role\":\"user\""));
+	assert_non_null(strstr(body, "\"tools\":[{\"type\":\"function\",\"name\":\"t\"}],"
+				     "\"parallel_tool_calls\":false,"));
 	/* Chat: tools with parallel_tool_calls false on every endpoint (one call per turn). */
 	jw_init(&w, body, sizeof(body));
 	assert_true(provider_chat_body(&req, "api.openai.com", &w) > 0);
@@ -128,6 +130,10 @@ static void test_tools_and_continuations(void **state)
 	req.tools_json = NULL;
 	jw_init(&w, body, sizeof(body));
 	assert_true(provider_chat_body(&req, "localhost", &w) > 0);
+	assert_null(strstr(body, "parallel_tool_calls"));
+	assert_null(strstr(body, "\"tools\""));
+	jw_init(&w, body, sizeof(body));
+	assert_true(provider_responses_body(&req, &w) > 0);
 	assert_null(strstr(body, "parallel_tool_calls"));
 	assert_null(strstr(body, "\"tools\""));
 }

@@ -12,14 +12,8 @@
 #include "module_import.h"
 #include "module_internal.h"
 #include "module_manifest.h"
-
-/* The selection groups in tools.mask bit order (modules spec "Tool selection"). */
-static const char *const group_names[] = {"memory_recall", "memory_write", "fs_read",
-					  "fs_list",	   "fs_write",	   "fs_update",
-					  "run",	   "skill_use",	   "fs_stat",
-					  "imported"};
-
-#define GROUP_COUNT (sizeof(group_names) / sizeof(group_names[0]))
+#include "module_selection.h"
+#include "module_tool_status.h"
 
 static struct module_instructions_report last_report = {.role = -1};
 
@@ -107,10 +101,12 @@ int module_agent_set_role(unsigned int id, const char *role, char *why, size_t w
 	role_key(id, key, sizeof(key));
 	if (strcmp(role, "inherit") == 0) {
 		err = agent_settings_delete(key);
-		return err == 0 || err == -ENOENT
-			       ? 0
-			       : module_refuse(why, why_len, -EIO,
-					       "settings: cannot clear %s (error %d)", key, err);
+		if (err != 0 && err != -ENOENT) {
+			return module_refuse(why, why_len, -EIO,
+					     "settings: cannot clear %s (error %d)", key, err);
+		}
+		module_tool_status_changed((int)id);
+		return 0;
 	}
 	module_lock();
 	index = module_catalog_find(role, MODULE_INSTALLED);
@@ -130,6 +126,7 @@ int module_agent_set_role(unsigned int id, const char *role, char *why, size_t w
 		return module_refuse(why, why_len, -EIO, "settings: cannot write %s (error %d)",
 				     key, err);
 	}
+	module_tool_status_changed((int)id);
 	return 0;
 }
 
@@ -140,6 +137,8 @@ void module_agent_forget(unsigned int id)
 	if (id > 0u && id < MODULE_AGENT_IDS) {
 		role_key(id, key, sizeof(key));
 		(void)agent_settings_delete(key);
+		module_selection_forget(id);
+		module_tool_status_changed((int)id);
 	}
 }
 
@@ -281,7 +280,7 @@ bool module_role_grants(int role, const struct tool_def *def)
 	struct module_manifest m;
 	struct module_text item;
 	size_t pos = 0;
-	const char *group = NULL;
+	const char *group = tool_group_of(def);
 	bool granted = false;
 
 	if (role < 0 || def->groups == 0u) {
@@ -297,11 +296,6 @@ bool module_role_grants(int role, const struct tool_def *def)
 	if (m.tools.ptr == NULL) {
 		module_unlock();
 		return true; /* without a tools key, everything */
-	}
-	for (size_t i = 0; i < GROUP_COUNT; i++) {
-		if ((def->groups & (1u << i)) != 0u) {
-			group = group_names[i];
-		}
 	}
 	while (!granted && module_list_next(m.tools, &pos, &item)) {
 		granted = (item.len == 1u && item.ptr[0] == '*') ||

@@ -12,6 +12,7 @@
 #include "module_internal.h"
 #include "module_journal.h"
 #include "module_manifest.h"
+#include "module_tool_status.h"
 #include "module_tools.h"
 
 static struct module_boot_report report;
@@ -103,6 +104,8 @@ int module_boot(bool (*request_active)(void))
 			err = tool_err;
 		}
 	}
+	/* The boot's tool status stream starts with the restored catalog's tools. */
+	module_tool_status_init();
 	return err;
 }
 

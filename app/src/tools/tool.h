@@ -80,6 +80,17 @@ enum tool_capability {
 #define TOOL_GROUP_SKILL_USE	 (1u << 7)
 #define TOOL_GROUP_FS_STAT	 (1u << 8)
 #define TOOL_GROUP_IMPORTED	 (1u << 9)
+#define TOOL_GROUP_COUNT	 10u
+#define TOOL_GROUPS_ALL		 ((1u << TOOL_GROUP_COUNT) - 1u) /* 1023, tools.mask's default */
+
+/** The selection name of group bit @p bit (0 .. TOOL_GROUP_COUNT - 1): "memory_recall", ...;
+ *  NULL past the end. */
+const char *tool_group_name(unsigned int bit);
+/** The bit of the group named @p name (exactly @p len bytes), or -ENOENT. */
+int tool_group_parse(const char *name, size_t len);
+struct tool_def;
+/** The name of the group @p def belongs to, NULL for none. */
+const char *tool_group_of(const struct tool_def *def);
 
 /* ---- Argument schema ---------------------------------------------------------------------- */
 

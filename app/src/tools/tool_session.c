@@ -44,9 +44,14 @@ bool tool_is_bootstrap(const struct tool_def *def)
 	return false;
 }
 
+bool tool_session_selected(const struct tool_session *s, const struct tool_def *def)
+{
+	return def->groups != 0u ? (def->groups & s->groups) != 0u : s->groups != 0u;
+}
+
 bool tool_session_offerable(const struct tool_session *s, const struct tool_def *def)
 {
-	return tool_available(def) && tool_policy_disposition(s->policy, def->risk) != TOOL_DENIED &&
+	return tool_session_selected(s, def) && tool_available(def) && tool_policy_disposition(s->policy, def->risk) != TOOL_DENIED &&
 	       (s->granted == NULL || s->granted(s->role, def));
 }
 
@@ -55,6 +60,7 @@ void tool_session_init(struct tool_session *s, enum agent_tools_policy policy, c
 	memset(s, 0, sizeof(*s));
 	s->policy = policy;
 	s->prompt = prompt;
+	s->groups = TOOL_GROUPS_ALL;
 }
 
 size_t tool_session_advertised(const struct tool_session *s, const struct tool_def **out,

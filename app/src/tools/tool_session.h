@@ -30,6 +30,11 @@ struct tool_session {
 	 * NULL grants everything, else called with @p role for each tool. */
 	bool (*granted)(int role, const struct tool_def *def);
 	int role;
+	/* The selection groups (TOOL_GROUP_*) enabled for this request, read once when it
+	 * starts (docs/tools.md "Tool selection"): a tool of a disabled group is not offered
+	 * and a call to it is refused; with no group enabled no tool at all is offered.
+	 * tool_session_init() enables every group. */
+	uint16_t groups;
 };
 
 /** What @p policy does with a tool of @p risk (docs/configuration.md "Tool policy"). */
@@ -39,8 +44,12 @@ const char *tool_disposition_name(enum tool_disposition disposition);
 /** Whether @p def is one of the bootstrap tools every request starts with. */
 bool tool_is_bootstrap(const struct tool_def *def);
 
-/** Whether discovery may offer @p def now: available, granted by the agent's role and not
- *  denied by the policy. */
+/** Whether the request's selection enables @p def: its group is enabled, or it has no group
+ *  and at least one group is enabled. */
+bool tool_session_selected(const struct tool_session *s, const struct tool_def *def);
+
+/** Whether discovery may offer @p def now: enabled by the selection, available, granted by
+ *  the agent's role and not denied by the policy. */
 bool tool_session_offerable(const struct tool_session *s, const struct tool_def *def);
 
 void tool_session_init(struct tool_session *s, enum agent_tools_policy policy, const char *prompt);

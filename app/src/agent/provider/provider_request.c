@@ -67,6 +67,9 @@ int provider_responses_body(const struct provider_request *req, struct json_writ
 	if (req->tools_json != NULL) {
 		jw_key(w, "tools");
 		jw_raw(w, req->tools_json, req->tools_len);
+		/* One call per turn; a body without tools says nothing about tools. */
+		jw_key(w, "parallel_tool_calls");
+		jw_bool(w, false);
 	}
 	if (req->previous_response_id != NULL && req->previous_response_id[0] != '\0') {
 		jw_key(w, "previous_response_id");
@@ -77,8 +80,6 @@ int provider_responses_body(const struct provider_request *req, struct json_writ
 	jw_key(w, "effort");
 	jw_string(w, agent_reasoning_name(cfg->reasoning));
 	jw_object_end(w);
-	jw_key(w, "parallel_tool_calls");
-	jw_bool(w, false);
 	/* Stored, so that the next turn can continue with previous_response_id. */
 	jw_key(w, "store");
 	jw_bool(w, true);

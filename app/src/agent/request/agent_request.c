@@ -14,6 +14,7 @@
 #include "tool_registry.h"
 #include "tool_session.h"
 #include "module_agents.h"
+#include "module_selection.h"
 #include "utf8.h"
 
 #define HISTORY_BYTES	CONFIG_AGENT_CHAT_HISTORY_FRAGMENT_SIZE
@@ -291,6 +292,23 @@ static int handle_call(struct agent_request *req, struct tool_session *session,
 		say_error(req, "the model called an unknown tool: %s%s", st->shown, "");
 		return -EPROTO;
 	}
+	if (!tool_session_selected(session, def)) {
+		/* Disabled by the tool selection this request started with: refused, nothing
+		 * runs (docs/tools.md "Tool selection"). */
+		const char *group = tool_group_of(def);
+
+		if (group != NULL) {
+			snprintf(why, sizeof(why), "%s is disabled by the tool selection (group %s "
+				 "is off for this agent)", def->name, group);
+		} else {
+			snprintf(why, sizeof(why), "%s is disabled by the tool selection (every "
+				 "group is off for this agent)", def->name);
+		}
+		stats.denied++;
+		structured("refused", why, NULL, NULL);
+		req->hooks->tool_done(req->user, def->name, AGENT_TOOL_DENIED, why);
+		return 0;
+	}
 	unavailable = tool_unavailable_reason(def);
 	if (unavailable != NULL) {
 		/* Never offered and never run; the model learns why, as after a denial, so it can
@@ -397,6 +415,8 @@ static int request_run(struct agent_request *req)
 	tool_session_init(&session, req->config->tools, req->prompt);
 	session.role = module_agent_role(req->agent_id, NULL);
 	session.granted = module_role_grants;
+	/* The selection is read once: a change applies when the next request starts. */
+	session.groups = module_selection_effective(req->agent_id);
 	/* The role's overlay and its skills' text follow the frontend's instructions. */
 	/* The exchanges make room for them (escaped, at most twice their bytes). */
 	size_t instructions_bytes = 2u * module_instructions(req->agent_id, req->instructions,
@@ -441,8 +461,9 @@ static int request_run(struct agent_request *req)
 					  STRINGIFY_DESC, "");
 				return -ENOSPC;
 			}
-			pr.tools_json = descriptors;
-			pr.tools_len = (size_t)n;
+			/* Every group off: no tools at all, and nothing about tools. */
+			pr.tools_json = session.groups != 0u ? descriptors : NULL;
+			pr.tools_len = session.groups != 0u ? (size_t)n : 0u;
 		}
 		if (continuation && protocol == AGENT_PROTOCOL_RESPONSES) {
 			pr.call_id = answered_id;

@@ -311,6 +311,8 @@ static const struct agent_subcmd subcmds[] = {
 	{"skills", "skills", "list the installed skills", agent_cmd_skills_exec},
 	{"ID", "ID role [NAME|inherit]", "show or set the role of agent ID (0: console agent)",
 	 agent_cmd_id_exec},
+	{"ID", "ID tools [NAME on|off|inherit]", "show or set agent ID's tool selection",
+	 agent_cmd_id_exec},
 };
 
 #define SUBCMD_COUNT (sizeof(subcmds) / sizeof(subcmds[0]))

@@ -32,6 +32,12 @@ size_t agent_modules_boot_line(char *buf, size_t len);
  */
 int agent_cmd_exec(struct agent_console *console, int argc, char **argv);
 
+/**
+ * Run one `tool ...` command line (argv[0] is "tool"): the instance defaults of the tool
+ * selection (docs/tools.md "Tool selection"). Returns as agent_cmd_exec().
+ */
+int agent_tool_exec(struct agent_console *console, int argc, char **argv);
+
 #if defined(CONFIG_AGENT_TOOL_TEST_HOOKS)
 /** Test hook: the tool confirmation deadline (CONFIG_AGENT_CONFIRM_TIMEOUT_S otherwise). */
 void agent_ask_set_confirm_timeout_ms(uint32_t ms);

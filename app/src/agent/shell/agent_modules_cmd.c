@@ -243,7 +243,11 @@ int agent_cmd_id_exec(struct agent_console *console, int argc, char **argv)
 	if (argc >= 3 && strcmp(argv[2], "role") == 0) {
 		return role_cmd(console, (unsigned int)id, argc, argv);
 	}
-	agent_error(console, "usage: agent ID role [NAME|inherit]");
+	if (argc >= 3 && strcmp(argv[2], "tools") == 0) {
+		return agent_cmd_tools_select(console, (unsigned int)id, argc, argv);
+	}
+	agent_error(console, "usage: agent ID role [NAME|inherit] | agent ID tools [NAME|all "
+			     "on|off|inherit]");
 	return -EINVAL;
 }
 

@@ -36,6 +36,24 @@ static int cmd_agent(const struct shell *sh, size_t argc, char **argv)
 SHELL_CMD_ARG_REGISTER(agent, NULL, "LLM agent; `agent help` lists the subcommands.", cmd_agent,
 		       1, SHELL_OPT_ARG_CHECK_SKIP);
 
+static int cmd_tool(const struct shell *sh, size_t argc, char **argv)
+{
+	struct agent_console *console = zephyr_console_get(sh);
+
+	if (console == NULL) {
+		shell_error(sh, "tool: no console slot left for this shell");
+		return -ENOMEM;
+	}
+	if (argc > (size_t)INT_MAX) {
+		return -E2BIG;
+	}
+	return agent_tool_exec(console, (int)argc, argv);
+}
+
+SHELL_CMD_ARG_REGISTER(tool, NULL,
+		       "Tool selection defaults: `tool`, `tool all off`, `tool NAME on|off`.",
+		       cmd_tool, 1, SHELL_OPT_ARG_CHECK_SKIP);
+
 #if defined(CONFIG_AGENT_TOOLS_REFERENCE)
 /*
  * `man` takes the rest of its line raw (SHELL_OPT_ARG_RAW): the shell then neither splits it

@@ -1,0 +1,191 @@
+/* Tool selection: the instance defaults and the agents' choices (module_selection.h). */
+#include "module_selection.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "module_agents.h"
+#include "module_internal.h"
+#include "module_tool_status.h"
+#include "tool.h"
+
+#define MASK_KEY "agent/tools.mask"
+
+static void agent_key(unsigned int id, char *key, size_t len)
+{
+	(void)snprintf(key, len, "agent/tools.agent.%u", id);
+}
+
+enum selection_choice module_selection_choice(uint32_t record, unsigned int bit)
+{
+	return (enum selection_choice)((record >> (2u * bit)) & 3u);
+}
+
+const char *module_selection_choice_name(enum selection_choice choice)
+{
+	static const char *const names[] = {"inherit", "off", "on", "invalid"};
+
+	return names[(unsigned int)choice & 3u];
+}
+
+int module_selection_parse(const char *text, size_t len, bool mask, uint32_t *out)
+{
+	uint32_t max = mask ? TOOL_GROUPS_ALL : SELECTION_RECORD_MAX;
+	uint32_t v = 0;
+
+	if (len == 0u || len > 7u || (len > 1u && text[0] == '0')) {
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < len; i++) {
+		if (text[i] < '0' || text[i] > '9') {
+			return -EINVAL;
+		}
+		v = v * 10u + (uint32_t)(text[i] - '0');
+	}
+	if (v > max) {
+		return -EINVAL;
+	}
+	for (unsigned int bit = 0; !mask && bit < TOOL_GROUP_COUNT; bit++) {
+		if (module_selection_choice(v, bit) == SELECTION_INVALID) {
+			return -EINVAL;
+		}
+	}
+	*out = v;
+	return 0;
+}
+
+/* A stored number: 0 and its value, -ENOENT absent, -EINVAL invalid. */
+static int read_number(const char *key, bool mask, uint32_t *out)
+{
+	char text[16];
+	int n = agent_settings_get(key, text, sizeof(text));
+
+	if (n < 0) {
+		return n == -ENOENT ? -ENOENT : -EINVAL;
+	}
+	if ((size_t)n >= sizeof(text)) {
+		return -EINVAL;
+	}
+	return module_selection_parse(text, (size_t)n, mask, out);
+}
+
+static uint16_t effective_of(uint16_t defaults, uint32_t record)
+{
+	uint16_t mask = 0;
+
+	for (unsigned int bit = 0; bit < TOOL_GROUP_COUNT; bit++) {
+		enum selection_choice c = module_selection_choice(record, bit);
+		bool on = c == SELECTION_ENABLE ||
+			  (c == SELECTION_INHERIT && (defaults & (1u << bit)) != 0u);
+
+		mask |= on ? (uint16_t)(1u << bit) : 0u;
+	}
+	return mask;
+}
+
+int module_selection_read(unsigned int id, struct selection_state *out)
+{
+	char key[32];
+	uint32_t v;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (id >= MODULE_AGENT_IDS) {
+		return -ERANGE;
+	}
+	err = read_number(MASK_KEY, true, &v);
+	out->defaults = err == 0 ? (uint16_t)v : (uint16_t)TOOL_GROUPS_ALL;
+	out->defaults_invalid = err == -EINVAL;
+	agent_key(id, key, sizeof(key));
+	err = read_number(key, false, &v);
+	out->record = err == 0 ? v : 0u;
+	out->record_invalid = err == -EINVAL;
+	out->effective = effective_of(out->defaults, out->record);
+	return 0;
+}
+
+uint16_t module_selection_effective(unsigned int id)
+{
+	struct selection_state st;
+
+	if (module_selection_read(id, &st) != 0) {
+		(void)module_selection_read(0, &st);
+	}
+	return st.effective;
+}
+
+static int store_number(const char *key, uint32_t v, bool remove, char *why, size_t why_len)
+{
+	char text[16];
+	int n = snprintf(text, sizeof(text), "%u", (unsigned int)v);
+	int err = remove ? agent_settings_delete(key) : agent_settings_set(key, text, (size_t)n);
+
+	if (err != 0 && !(remove && err == -ENOENT)) {
+		return module_refuse(why, why_len, -EIO, "settings: cannot write %s (error %d)",
+				     key, err);
+	}
+	return 0;
+}
+
+int module_selection_set_default(int group, bool on, char *why, size_t why_len)
+{
+	struct selection_state st;
+	uint32_t bits = group == SELECTION_ALL_GROUPS ? TOOL_GROUPS_ALL : (1u << (unsigned)group);
+	int err;
+
+	if (group != SELECTION_ALL_GROUPS && (group < 0 || (unsigned int)group >= TOOL_GROUP_COUNT)) {
+		return module_refuse(why, why_len, -EINVAL, "no tool group %d", group);
+	}
+	module_lock();
+	(void)module_selection_read(0, &st);
+	st.defaults = on ? (uint16_t)(st.defaults | bits) : (uint16_t)(st.defaults & ~bits);
+	err = store_number(MASK_KEY, st.defaults, false, why, why_len);
+	module_unlock();
+	if (err == 0) {
+		module_tool_status_changed(MODULE_TOOL_STATUS_ALL_AGENTS);
+	}
+	return err;
+}
+
+int module_selection_set_agent(unsigned int id, int group, enum selection_choice choice,
+			       char *why, size_t why_len)
+{
+	struct selection_state st;
+	char key[32];
+	int err;
+
+	if (id >= MODULE_AGENT_IDS) {
+		return module_refuse(why, why_len, -ERANGE, "agent ids are 0..%d",
+				     MODULE_AGENT_IDS - 1);
+	}
+	if (choice == SELECTION_INVALID ||
+	    (group != SELECTION_ALL_GROUPS && (group < 0 || (unsigned int)group >= TOOL_GROUP_COUNT))) {
+		return module_refuse(why, why_len, -EINVAL, "invalid tool selection");
+	}
+	module_lock();
+	(void)module_selection_read(id, &st);
+	for (unsigned int bit = 0; bit < TOOL_GROUP_COUNT; bit++) {
+		if (group == SELECTION_ALL_GROUPS || (unsigned int)group == bit) {
+			st.record &= ~(3u << (2u * bit));
+			st.record |= (uint32_t)choice << (2u * bit);
+		}
+	}
+	agent_key(id, key, sizeof(key));
+	err = store_number(key, st.record, st.record == 0u, why, why_len);
+	module_unlock();
+	if (err == 0) {
+		module_tool_status_changed(id);
+	}
+	return err;
+}
+
+void module_selection_forget(unsigned int id)
+{
+	char key[32];
+
+	if (id < MODULE_AGENT_IDS) {
+		agent_key(id, key, sizeof(key));
+		(void)agent_settings_delete(key);
+	}
+}

@@ -17,8 +17,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from . import convfile, man_pages, module_dir, terminal
-from .errors import TransportError, UsageError
+from . import convfile, man_pages, module_dir, terminal, tool_status
+from .errors import DeviceTimeoutError, TransportError, UsageError
 from .mgmt import messages
 from .mgmt.device import DEFAULT_TIMEOUT, Device, open_device
 from .mgmt.transport import DEFAULT_BAUDRATE, MAX_MTU, MIN_MTU, Endpoint, parse_udp
@@ -57,6 +57,12 @@ def _seconds(text: str) -> float:
 def _baud(text: str) -> int:
     if not text.isdigit() or int(text) == 0:
         raise argparse.ArgumentTypeError(f"must be a positive number, not {text!r}")
+    return int(text)
+
+
+def _agent_id(text: str) -> int:
+    if not text.isdigit() or len(text) > 3:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an agent id (0, 1, 2, ...)")
     return int(text)
 
 
@@ -312,7 +318,97 @@ async def _tools(device: Device, args: argparse.Namespace, out: Output) -> int:
     return 0
 
 
+def _show_system_tools(out: Output, status: tool_status.AgentStatus) -> None:
+    out.table(tool_status.COLUMNS, tool_status.rows(status),
+              title=f"System tools: agent {status.agent}, role {status.role or 'none'}, "
+                    f"tools.mask {status.mask}"
+                    + ("; its stored choices are invalid and ignored"
+                       if status.record_invalid else ""))
+
+
+async def _read_agent(device: Device, agent: int) -> tool_status.AgentStatus:
+    """A refresh of `agent`, then the whole stream: the agent's newest record."""
+    stream = await device.tool_status(agent=agent, refresh=True)
+    status = tool_status.latest(tool_status.parse(stream.data), agent)
+    if status is None:
+        raise TransportError(f"tool status: the device's stream has no record of agent {agent}")
+    return status
+
+
+async def _system_tools(device: Device, args: argparse.Namespace, out: Output) -> int:
+    status = await _read_agent(device, args.agent)
+    _show_system_tools(out, status)
+    return 0
+
+
+LIVE_ERRORS = (TransportError, DeviceTimeoutError, OSError, asyncio.TimeoutError)
+"""What a stopped connection raises; live mode waits for the device instead."""
+
+
+async def _live_session(device: Device, args: argparse.Namespace, out: Output,
+                        shown: list[tool_status.AgentStatus]) -> None:
+    """Show the table, then follow the stream and show it again when the agent's state
+    changes; returns only by raising (the connection stopped)."""
+    stream = await device.tool_status(agent=args.agent, refresh=True)
+    data = stream.data
+    while True:
+        status = tool_status.latest(tool_status.parse(data), args.agent)
+        if status is None:
+            raise TransportError(f"tool status: the device's stream has no record of agent "
+                                 f"{args.agent}")
+        if not shown or _changed(shown[-1], status):
+            _show_system_tools(out, status)
+            shown.append(status)
+        await asyncio.sleep(args.interval)
+        more = await device.tool_status(off=len(data))
+        if more.gen != stream.gen:
+            stream = await device.tool_status(agent=args.agent, refresh=True)
+            data = stream.data
+        else:
+            data += more.data
+
+
+def _changed(old: tool_status.AgentStatus, new: tool_status.AgentStatus) -> bool:
+    """Whether the table would show something else (the sequence number aside)."""
+    return (old.role, old.mask, old.record, old.record_invalid, old.groups) != \
+        (new.role, new.mask, new.record, new.record_invalid, new.groups)
+
+
+def _live(args: argparse.Namespace) -> int:
+    endpoint = endpoint_of(args)
+    out = Output()
+    shown: list[tool_status.AgentStatus] = []
+
+    async def follow() -> int:
+        lost = False
+        while True:
+            try:
+                async with open_device(endpoint, args.timeout) as device:
+                    if lost:
+                        out.note(f"connection to {endpoint} is back")
+                        lost = False
+                        shown.clear()
+                    await _live_session(device, args, out, shown)
+            except LIVE_ERRORS as err:
+                if not lost:
+                    out.note(f"connection to {endpoint} stopped ({err}); waiting for it")
+                    lost = True
+                await asyncio.sleep(args.interval)
+
+    try:
+        return asyncio.run(follow())
+    except KeyboardInterrupt:
+        return 0
+
+
 def cmd_tools(args: argparse.Namespace) -> int:
+    if args.live and args.agent is None:
+        raise UsageError("tools --live follows the System tools table of one agent: give "
+                         "--agent ID")
+    if args.live:
+        return _live(args)
+    if args.agent is not None:
+        return _run(args, _system_tools)
     return _run(args, _tools)
 
 
@@ -445,7 +541,21 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
 
     p = sub.add_parser("tools", help="the device's tool table and policy",
                        description="Every registered tool: domain, risk, availability, what "
-                                   "the policy does with it, and what it needs.")
+                                   "the policy does with it, and what it needs. With --agent "
+                                   "ID: the System tools table of that agent instead, read "
+                                   "from the device's tool status stream (tools.jsonl): per "
+                                   "selection group the instance default, the agent's "
+                                   "override and the effective next-turn state "
+                                   "('Unavailable': enabled, but no granted, available tool).")
+    p.add_argument("--agent", type=_agent_id, metavar="ID",
+                   help="show the System tools table of agent ID (0: the console agent); "
+                        "each run refreshes the agent's state first")
+    p.add_argument("--live", action="store_true",
+                   help="with --agent: keep following the stream and show the table again "
+                        "when it changes; a stopped connection shows one status line until "
+                        "it is back (Ctrl-C ends)")
+    p.add_argument("--interval", type=_seconds, default=1.0, metavar="SECONDS",
+                   help="with --live: how often to read the stream (default 1)")
     add_connection_options(p)
     p.set_defaults(run=cmd_tools)
 

@@ -87,6 +87,17 @@ class ToolTable:
 
 
 @dataclass(frozen=True)
+class StatusStream:
+    """Bytes of the tool status stream (tools.jsonl) from `off`; `size` is the stream's
+    length and `gen` its generation when they were read."""
+
+    gen: int
+    size: int
+    off: int
+    data: bytes
+
+
+@dataclass(frozen=True)
 class Imported:
     """An accepted import: the module, what became of it (installed, replaced, unchanged),
     whether the device journaled it, and where the transfer started (0, or the bytes an
@@ -420,6 +431,37 @@ class Device:
             if progress is not None:
                 progress(len(rows), total)
         return ToolTable(policy, tuple(rows))
+
+    # -- tool status -------------------------------------------------------------------------
+    async def tool_status(self, off: int = 0, agent: int | None = None,
+                          refresh: bool = False) -> StatusStream:
+        """The tool status stream from `off` to its end; with `refresh`, agent `agent`'s
+        current state is appended first. Read again from 0 when the device compacted the
+        stream (its generation changed) during the read."""
+        for _ in range(EXPORT_ATTEMPTS):
+            data = bytearray()
+            pos, gen = off, None
+            first = True
+            while True:
+                request = m.ToolStatusRead(off=pos or None,
+                                           agent=agent if first and refresh else None,
+                                           refresh=True if first and refresh else None,
+                                           sequence=self._next_sequence())
+                page: m.ToolStatusResponse = await self.call(request, "tool status")
+                first = False
+                if page.off != pos:
+                    raise TransportError(f"tool status: the device answered offset {page.off} "
+                                         f"to a request for {pos}")
+                if gen is None:
+                    gen = page.gen
+                elif page.gen != gen:
+                    break
+                data += page.data
+                pos += len(page.data)
+                if pos >= page.size or not page.data:
+                    return StatusStream(gen, page.size, off, bytes(data))
+            off, refresh = 0, False
+        raise TransportError("tool status: the stream kept being compacted during the read")
 
     # -- modules -----------------------------------------------------------------------------
     def part_room(self, name: str, off: int) -> int:

@@ -51,6 +51,7 @@ class Command(IntEnum):
     PART = 9
     MODULES = 10
     REMOVE = 11
+    TOOL_STATUS = 12
 
 
 @unique
@@ -411,6 +412,30 @@ class ToolsRead(smpmsg.ReadRequest, _Group):
     _Response = ToolsResponse
 
     off: int | None = None
+
+
+# -- tool status -----------------------------------------------------------------------------
+class ToolStatusResponse(smpmsg.ReadResponse):
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.TOOL_STATUS
+
+    gen: UInt
+    size: UInt
+    off: UInt
+    data: StrictBytes
+
+
+class ToolStatusRead(smpmsg.ReadRequest, _Group):
+    """`tool-status R {off?, agent?, refresh?}`: the tool status stream (tools.jsonl) from
+    `off`; with `agent` and `refresh` the device first appends that agent's current state."""
+
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.TOOL_STATUS
+    _Response = ToolStatusResponse
+
+    off: int | None = None
+    agent: int | None = None
+    refresh: bool | None = None
 
 
 # -- man -------------------------------------------------------------------------------------

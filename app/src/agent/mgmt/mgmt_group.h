@@ -32,6 +32,7 @@ enum agent_mgmt_cmd {
 	AGENT_MGMT_CMD_PART = 9,    /* bytes of its text at an offset */
 	AGENT_MGMT_CMD_MODULES = 10, /* the catalog */
 	AGENT_MGMT_CMD_REMOVE = 11,
+	AGENT_MGMT_CMD_TOOL_STATUS = 12, /* the tool status stream, tools.jsonl */
 	AGENT_MGMT_CMD_COUNT
 };
 

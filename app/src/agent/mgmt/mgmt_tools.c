@@ -1,7 +1,8 @@
 /*
  * The tools command (6) of the SMP management group (docs/mgmt-group.md): the registered
  * tools a page at a time, each with its domain, risk, availability (and why not), what the
- * configured policy does with it and the capability it needs, as `agent tools` shows them.
+ * configured policy does with it and the capability it needs, as `agent tools` shows them;
+ * and the tool status command (12): the tool status stream, tools.jsonl.
  */
 #include <errno.h>
 #include <string.h>
@@ -11,6 +12,8 @@
 #include "agent_config.h"
 #include "agent_session.h"
 #include "mgmt_internal.h"
+#include "module_agents.h"
+#include "module_tool_status.h"
 #include "tool_capability.h"
 #include "tool_registry.h"
 #include "tool_session.h"
@@ -80,4 +83,59 @@ int agent_mgmt_tools_read(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal
 	}
 	zse->payload_end = end;
 	return zcbor_list_end_encode(zse, total) ? 0 : -ENOMEM;
+}
+
+/* ---- tool status (12) --------------------------------------------------------------------- */
+
+#define STATUS_OVERHEAD 48 /* the response's other members and the data header */
+#define STATUS_CHUNK	512
+
+static char status_chunk[STATUS_CHUNK];
+
+int agent_mgmt_tool_status_read(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r)
+{
+	struct field fields[] = {
+		{.name = "off", .type = FIELD_UINT},
+		{.name = "agent", .type = FIELD_UINT},
+		{.name = "refresh", .type = FIELD_BOOL},
+	};
+	size_t room = (size_t)(zse->payload_end - zse->payload_mut);
+	size_t want;
+	size_t size;
+	size_t n;
+	uint32_t gen;
+	uint32_t off;
+	int err = agent_mgmt_decode_request(zsd, fields, 3, r);
+
+	if (err != 0) {
+		return err;
+	}
+	if (fields[2].present && fields[2].flag && !fields[1].present) {
+		return agent_mgmt_refuse(r, AGENT_MGMT_RC_EINVAL, "refresh needs an agent");
+	}
+	if (fields[1].present && fields[1].number >= MODULE_AGENT_IDS) {
+		return agent_mgmt_refuse(r, AGENT_MGMT_RC_ERANGE, "agent ids are 0..%d",
+					 MODULE_AGENT_IDS - 1);
+	}
+	if (fields[2].present && fields[2].flag) {
+		(void)module_tool_status_refresh(fields[1].number);
+	}
+	if (room <= STATUS_OVERHEAD) {
+		return -ENOMEM;
+	}
+	want = room - STATUS_OVERHEAD < sizeof(status_chunk) ? room - STATUS_OVERHEAD
+							     : sizeof(status_chunk);
+	off = fields[0].present ? fields[0].number : 0u;
+	n = module_tool_status_read(off, status_chunk, want, &size, &gen);
+	if (off > size) {
+		return agent_mgmt_refuse(r, AGENT_MGMT_RC_ERANGE, "offset %u is past the end (%u "
+					 "bytes)", (unsigned int)off, (unsigned int)size);
+	}
+	return agent_mgmt_put_uint(zse, "gen", gen) &&
+			       agent_mgmt_put_uint(zse, "size", (uint32_t)size) &&
+			       agent_mgmt_put_uint(zse, "off", off) &&
+			       zcbor_tstr_put_lit(zse, "data") &&
+			       zcbor_bstr_encode_ptr(zse, status_chunk, n)
+		       ? 0
+		       : -ENOMEM;
 }

@@ -14,6 +14,7 @@
 #include "agent_cmd.h"
 #include "agent_print.h"
 #include "agent_version.h"
+#include "module_host.h"
 #include "posix_board.h"
 #include "posix_console.h"
 #include "posix_port.h"
@@ -76,6 +77,8 @@ static void usage(FILE *out, const char *prog)
 		"                      --modules= imports none\n"
 		"  --confirm-timeout-ms=MS  tests: the tool confirmation deadline (default\n"
 		"                      the spec's 30 s)\n"
+		"  --host-tool-timeout-ms=MS  tests: the host tool call deadline (default\n"
+		"                      CONFIG_AGENT_HOST_TOOL_TIMEOUT_S)\n"
 		"  --request-deadline-ms=MS  tests: the provider request deadline (default\n"
 		"                      the spec's 90 s)\n"
 		"  --script-deadline-ms=MS  tests: the script deadline (default the\n"
@@ -167,6 +170,13 @@ static int parse_options(int argc, char **argv, struct options *opt)
 				return -EINVAL;
 			}
 			agent_ask_set_confirm_timeout_ms(ms);
+		} else if ((value = option_value(argc, argv, &i, "--host-tool-timeout-ms")) != NULL) {
+			uint32_t ms;
+
+			if (parse_ms(value, "--host-tool-timeout-ms", &ms) != 0) {
+				return -EINVAL;
+			}
+			module_host_set_timeout_ms(ms);
 		} else if ((value = option_value(argc, argv, &i, "--request-deadline-ms")) != NULL) {
 			uint32_t ms;
 

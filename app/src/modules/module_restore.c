@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "module_catalog.h"
+#include "module_host.h"
 #include "module_import.h"
 #include "module_internal.h"
 #include "module_journal.h"
@@ -82,6 +83,7 @@ int module_boot(bool (*request_active)(void))
 
 	request_active_fn = request_active;
 	(void)module_lock_init();
+	(void)module_host_init();
 	module_lock();
 	module_catalog_reset();
 	memset(&report, 0, sizeof(report));

@@ -126,6 +126,10 @@ static const char *type_words(enum field_type type)
 		return "an unsigned integer";
 	case FIELD_BSTR:
 		return "a byte string";
+	case FIELD_INT:
+		return "an integer";
+	case FIELD_DATA:
+		return "a byte string or a text string";
 	default:
 		return "true or false";
 	}
@@ -292,6 +296,26 @@ int agent_mgmt_decode_request(zcbor_state_t *zsd, struct field *fields, size_t c
 					return -EBADMSG;
 				}
 				f->number = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+			}
+			break;
+		case FIELD_INT:
+			ok = major == ZCBOR_MAJOR_TYPE_PINT || major == ZCBOR_MAJOR_TYPE_NINT;
+			if (ok) {
+				int64_t v;
+
+				if (!zcbor_int64_decode(zsd, &v)) {
+					return -EBADMSG;
+				}
+				f->integer = v > INT32_MAX   ? INT32_MAX
+					     : v < INT32_MIN ? INT32_MIN
+							     : (int32_t)v;
+			}
+			break;
+		case FIELD_DATA:
+			ok = major == ZCBOR_MAJOR_TYPE_BSTR || major == ZCBOR_MAJOR_TYPE_TSTR;
+			if (ok && !(major == ZCBOR_MAJOR_TYPE_BSTR ? zcbor_bstr_decode(zsd, &f->text)
+								 : zcbor_tstr_decode(zsd, &f->text))) {
+				return -EBADMSG;
 			}
 			break;
 		default:

@@ -44,6 +44,8 @@ static const struct {
 	[AGENT_MGMT_CMD_PART] = {NULL, agent_mgmt_part_write},
 	[AGENT_MGMT_CMD_MODULES] = {agent_mgmt_modules_read, NULL},
 	[AGENT_MGMT_CMD_REMOVE] = {NULL, agent_mgmt_remove_write},
+	[AGENT_MGMT_CMD_FEED] = {agent_mgmt_feed_read, NULL},
+	[AGENT_MGMT_CMD_RESULT] = {NULL, agent_mgmt_result_write},
 	[AGENT_MGMT_CMD_TOOL_STATUS] = {agent_mgmt_tool_status_read, NULL},
 };
 

@@ -33,6 +33,8 @@ enum agent_mgmt_cmd {
 	AGENT_MGMT_CMD_MODULES = 10, /* the catalog */
 	AGENT_MGMT_CMD_REMOVE = 11,
 	AGENT_MGMT_CMD_TOOL_STATUS = 12, /* the tool status stream, tools.jsonl */
+	AGENT_MGMT_CMD_FEED = 13,   /* the host feeder's long-poll for a host tool call */
+	AGENT_MGMT_CMD_RESULT = 14, /* the host tool program's exit status and output */
 	AGENT_MGMT_CMD_COUNT
 };
 

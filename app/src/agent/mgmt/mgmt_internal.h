@@ -28,6 +28,8 @@ enum field_type {
 	FIELD_UINT,
 	FIELD_BOOL,
 	FIELD_BSTR, /* in text, like a text string */
+	FIELD_INT,  /* a signed integer, in integer (clamped to int32_t) */
+	FIELD_DATA, /* a byte string or a text string, in text */
 };
 
 struct field {
@@ -36,6 +38,7 @@ struct field {
 	bool present;
 	struct zcbor_string text;
 	uint32_t number; /* values above UINT32_MAX read as UINT32_MAX */
+	int32_t integer; /* FIELD_INT */
 	bool flag;
 };
 
@@ -107,5 +110,7 @@ int agent_mgmt_import_write(zcbor_state_t *zsd, zcbor_state_t *zse, struct refus
 int agent_mgmt_part_write(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r);
 int agent_mgmt_modules_read(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r);
 int agent_mgmt_remove_write(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r);
+int agent_mgmt_feed_read(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r);
+int agent_mgmt_result_write(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r);
 
 #endif /* AGENT_MGMT_INTERNAL_H */

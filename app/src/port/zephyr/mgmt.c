@@ -37,6 +37,8 @@ AGENT_HANDLER(import_write, AGENT_MGMT_CMD_IMPORT, true)
 AGENT_HANDLER(part_write, AGENT_MGMT_CMD_PART, true)
 AGENT_HANDLER(modules_read, AGENT_MGMT_CMD_MODULES, false)
 AGENT_HANDLER(remove_write, AGENT_MGMT_CMD_REMOVE, true)
+AGENT_HANDLER(feed_read, AGENT_MGMT_CMD_FEED, false)
+AGENT_HANDLER(result_write, AGENT_MGMT_CMD_RESULT, true)
 
 static const struct mgmt_handler agent_handlers[AGENT_MGMT_CMD_COUNT] = {
 	[AGENT_MGMT_CMD_CONFIG] = {.mh_read = config_read, .mh_write = config_write},
@@ -51,6 +53,8 @@ static const struct mgmt_handler agent_handlers[AGENT_MGMT_CMD_COUNT] = {
 	[AGENT_MGMT_CMD_PART] = {.mh_write = part_write},
 	[AGENT_MGMT_CMD_MODULES] = {.mh_read = modules_read},
 	[AGENT_MGMT_CMD_REMOVE] = {.mh_write = remove_write},
+	[AGENT_MGMT_CMD_FEED] = {.mh_read = feed_read},
+	[AGENT_MGMT_CMD_RESULT] = {.mh_write = result_write},
 };
 
 #if defined(CONFIG_MCUMGR_SMP_SUPPORT_ORIGINAL_PROTOCOL)

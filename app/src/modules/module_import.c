@@ -14,6 +14,7 @@
 #include "module_internal.h"
 #include "module_journal.h"
 #include "module_manifest.h"
+#include "module_tool.h"
 #include "sha256.h"
 #include "tool_registry.h"
 
@@ -131,6 +132,11 @@ static int finish(int index, struct module_import_result *res, char *why, size_t
 		res->persisted = true;
 		return 0;
 	}
+	err = module_tool_admit(index, installed, why, why_len);
+	if (err != 0) {
+		module_catalog_free(index);
+		return err;
+	}
 	err = journal_import(index);
 	if (err != 0 && err != -ENODEV) {
 		module_catalog_free(index);
@@ -143,6 +149,9 @@ static int finish(int index, struct module_import_result *res, char *why, size_t
 	res->persisted = err == 0;
 	(void)module_catalog_commit(index);
 	res->outcome = installed >= 0 ? MODULE_IMPORT_REPLACED : MODULE_IMPORT_INSTALLED;
+	/* The tool of that name now runs the new text (or goes, when the kind changed); the
+	 * admission made room, so this fails only for a manifest that no longer parses. */
+	(void)module_tool_sync(res->name, NULL, 0);
 	return 0;
 }
 
@@ -175,6 +184,11 @@ static int begin_locked(const struct module_import_head *head, struct module_imp
 	}
 	if (module_kind_name(head->kind) == NULL) {
 		return module_refuse(why, why_len, -EINVAL, "kind: not role, skill or tool");
+	}
+	if (head->kind == MODULE_KIND_TOOL && module_tool_data_only()) {
+		/* Refused at the head, before any byte is sent (finish() checks it again). */
+		return module_refuse(why, why_len, -EPERM,
+				     "tool modules are refused by this build (data-only modules)");
 	}
 	if (head->manifest_len > CONFIG_AGENT_MODULE_MANIFEST_MAX_LEN) {
 		return module_refuse(why, why_len, -E2BIG, "manifest: %u bytes, at most %u",
@@ -389,6 +403,7 @@ static int remove_locked(const char *name, char *why, size_t why_len)
 	if (err == -ENOSPC) {
 		/* Compacting without the entry is itself its removal. */
 		module_catalog_free(index);
+		(void)module_tool_sync(name, NULL, 0);
 		err = module_journal_compact(live_entry, NULL);
 		if (err != 0) {
 			/* The old journal stands: it still holds the module; so does the catalog
@@ -407,6 +422,7 @@ static int remove_locked(const char *name, char *why, size_t why_len)
 				     err);
 	}
 	module_catalog_free(index);
+	(void)module_tool_sync(name, NULL, 0); /* an imported tool goes with its module */
 	return 0;
 }
 

@@ -102,6 +102,9 @@ struct module_boot_report {
 	bool incomplete;	/* an incomplete record was cleared */
 	char incomplete_name[MODULE_NAME_MAX + 1];
 	uint32_t dropped;	/* complete records that did not fit or validate */
+	char dropped_note[MODULE_NAME_MAX + MODULE_REASON_MAX + 3]; /* the last one: NAME: reason */
+	uint32_t tools_refused; /* restored tool modules refused (data-only) or not registered */
+	char tools_note[MODULE_REASON_MAX + 1]; /* the last one's reason */
 };
 const struct module_boot_report *module_boot_report(void);
 

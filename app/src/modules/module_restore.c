@@ -5,6 +5,7 @@
  * is cleared by the journal and reported here.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "module_catalog.h"
@@ -13,6 +14,7 @@
 #include "module_internal.h"
 #include "module_journal.h"
 #include "module_manifest.h"
+#include "module_tool.h"
 #include "module_tool_status.h"
 #include "module_tools.h"
 
@@ -40,6 +42,7 @@ static void import_end(void *user, const struct module_journal_record *rec, bool
 	const struct module_entry *e;
 	const char *text;
 	struct module_manifest m;
+	char why[MODULE_REASON_MAX + 1];
 
 	(void)user;
 	(void)rec;
@@ -49,10 +52,20 @@ static void import_end(void *user, const struct module_journal_record *rec, bool
 	e = module_catalog_entry(replay_index);
 	text = module_catalog_text(replay_index);
 	if (!ok || module_validate(text, e->manifest_len, text + e->manifest_len, e->body_len,
-				   e->name, e->kind, &m, NULL, 0) != 0) {
+				   e->name, e->kind, &m, why, sizeof(why)) != 0) {
 		if (ok) {
 			report.dropped++; /* complete, but not valid in this build */
+			(void)snprintf(report.dropped_note, sizeof(report.dropped_note), "%s: %s",
+				       e->name, why);
 		}
+		module_catalog_free(replay_index);
+	} else if (e->kind == MODULE_KIND_TOOL && module_tool_data_only()) {
+		/* A journal written by a build that accepts tool modules. */
+		report.tools_refused++;
+		(void)snprintf(report.tools_note, sizeof(report.tools_note),
+			       "tool %s was refused at boot: tool modules are refused by this "
+			       "build (data-only modules)",
+			       e->name);
 		module_catalog_free(replay_index);
 	} else {
 		(void)module_catalog_commit(replay_index);
@@ -94,8 +107,17 @@ int module_boot(bool (*request_active)(void))
 	report.incomplete = jr.incomplete;
 	memcpy(report.incomplete_name, jr.incomplete_name, sizeof(report.incomplete_name));
 	for (int i = 0; i < CONFIG_AGENT_MODULE_SLOTS; i++) {
-		if (module_catalog_entry(i)->state == MODULE_INSTALLED) {
-			report.restored++;
+		const struct module_entry *e = module_catalog_entry(i);
+		char why[MODULE_REASON_MAX + 1];
+
+		if (e->state != MODULE_INSTALLED) {
+			continue;
+		}
+		report.restored++;
+		/* Each restored tool module becomes a tool again (no request runs yet). */
+		if (e->kind == MODULE_KIND_TOOL && module_tool_sync(e->name, why, sizeof(why)) != 0) {
+			report.tools_refused++;
+			(void)snprintf(report.tools_note, sizeof(report.tools_note), "%s", why);
 		}
 	}
 	module_unlock();
@@ -118,8 +140,9 @@ const struct module_boot_report *module_boot_report(void)
 
 bool module_tool_active(const char *name)
 {
-	/* Imported tools are offered by every request whose role grants them (issue 15 adds
-	 * their execution); while any request runs, each tool module counts as active. */
+	/* A running request's tool session holds pointers to the imported tools' definitions
+	 * and may call any of them: while any request runs, each tool module counts as active
+	 * (module_tool_admit() refuses its replacement, module_in_use() its removal). */
 	(void)name;
 	return request_active_fn != NULL && request_active_fn();
 }

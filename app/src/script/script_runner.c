@@ -426,7 +426,7 @@ int script_run(const struct script_request *req, struct script_status *status)
 	ex.st = status;
 	ex.heap = slot->heap;
 	ex.deadline_at_ms = start + req->deadline_ms;
-	ex.argv[0] = req->path != NULL ? req->path : "<stdin>";
+	ex.argv[0] = req->argv0 != NULL ? req->argv0 : req->path != NULL ? req->path : "<stdin>";
 	for (uint8_t i = 0; i < req->argc; i++) {
 		ex.argv[1 + i] = req->argv[i] != NULL ? req->argv[i] : "";
 	}

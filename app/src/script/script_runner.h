@@ -51,6 +51,8 @@ struct script_request {
 	/* The arguments a file run passes (sys.argv[1:] / arg[1..]); source runs may pass some too. */
 	const char *const *argv;
 	uint8_t argc;
+	/* argv[0] (sys.argv[0] / arg[0]); NULL: the path, or "<stdin>" for a source. */
+	const char *argv0;
 	/* Where the output goes: at most out_cap - 1 bytes are kept, then NUL. */
 	char *out;
 	size_t out_cap;

@@ -12,6 +12,7 @@
 
 #include "script_internal.h"
 #include "script_runner.h"
+#include "script_tools.h"
 #include "storage_params.h"
 #include "storage_path.h"
 #include "tool.h"
@@ -19,14 +20,13 @@
 
 #define TOOL_OUTPUT_MAX CONFIG_AGENT_SCRIPT_TOOL_OUTPUT_MAX_LEN
 
-static int run_and_report(struct tool_ctx *ctx, struct script_request *req,
-			  struct json_writer *out)
+int script_tool_report(struct tool_ctx *ctx, struct script_request *req, char *output,
+		       size_t output_cap, struct json_writer *out)
 {
-	char output[TOOL_OUTPUT_MAX + 1];
 	struct script_status status;
 
 	req->out = output;
-	req->out_cap = sizeof(output);
+	req->out_cap = output_cap;
 	req->deadline_ms = script_deadline_ms();
 	req->cancel = ctx->cancel;
 	req->owner = "tool";
@@ -39,6 +39,14 @@ static int run_and_report(struct tool_ctx *ctx, struct script_request *req,
 	jw_int(out, status.elapsed_ms);
 	jw_object_end(out);
 	return 0;
+}
+
+static int run_and_report(struct tool_ctx *ctx, struct script_request *req,
+			  struct json_writer *out)
+{
+	char output[TOOL_OUTPUT_MAX + 1];
+
+	return script_tool_report(ctx, req, output, sizeof(output), out);
 }
 
 static int run_source(struct tool_ctx *ctx, const struct tool_args *args,

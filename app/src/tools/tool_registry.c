@@ -127,6 +127,11 @@ int tool_registry_add(const struct tool_def *def)
 	return 0;
 }
 
+size_t tool_registry_room(void)
+{
+	return CONFIG_AGENT_TOOL_DYNAMIC_SLOTS - dynamic_count;
+}
+
 int tool_registry_remove(const struct tool_def *def)
 {
 	for (size_t i = 0; i < dynamic_count; i++) {

@@ -23,6 +23,8 @@ const struct tool_def *tool_registry_find(const char *name);
  * or with array fields).
  */
 int tool_registry_add(const struct tool_def *def);
+/** How many more tools tool_registry_add() can take now. */
+size_t tool_registry_room(void);
 /** Remove a tool added with tool_registry_add(); -ENOENT when it is not there. */
 int tool_registry_remove(const struct tool_def *def);
 

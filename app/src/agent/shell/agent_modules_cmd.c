@@ -103,8 +103,13 @@ static void print_boot(struct agent_console *console)
 			     boot->incomplete_name);
 	}
 	if (boot->dropped > 0u) {
-		agent_printf(console, "journal: %u recorded modules did not fit or validate\n",
-			     (unsigned int)boot->dropped);
+		agent_printf(console, "journal: %u recorded modules did not fit or validate%s%s\n",
+			     (unsigned int)boot->dropped, boot->dropped_note[0] != '\0' ? "; " : "",
+			     boot->dropped_note);
+	}
+	if (boot->tools_refused > 0u) {
+		agent_printf(console, "journal: %u tool modules not restored as tools; %s\n",
+			     (unsigned int)boot->tools_refused, boot->tools_note);
 	}
 }
 
@@ -298,6 +303,9 @@ size_t agent_modules_boot_line(char *buf, size_t len)
 			     boot->incomplete ? boot->incomplete_name : "");
 		if (n > 0 && boot->incomplete && (size_t)n < len) {
 			n += snprintf(buf + n, len - (size_t)n, " was cleared");
+		}
+		if (n > 0 && boot->tools_refused > 0u && (size_t)n < len) {
+			n += snprintf(buf + n, len - (size_t)n, "; %s", boot->tools_note);
 		}
 	}
 	return n < 0 ? 0u : (size_t)n < len ? (size_t)n : len - 1u;

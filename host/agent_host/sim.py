@@ -17,7 +17,8 @@ EXECUTABLE = "agent_sim"
 
 
 def build(build_dir: Path = DEFAULT_BUILD_DIR, sanitize: bool = False, quiet: bool = False,
-          build_type: str = "Debug", targets: tuple[str, ...] = ()) -> Path:
+          build_type: str = "Debug", targets: tuple[str, ...] = (),
+          extra_conf: tuple[Path, ...] = ()) -> Path:
     """Configure (once) and build the simulator; return the executable's path.
 
     Args:
@@ -26,6 +27,8 @@ def build(build_dir: Path = DEFAULT_BUILD_DIR, sanitize: bool = False, quiet: bo
         quiet: capture the build output and show it only on failure.
         build_type: CMAKE_BUILD_TYPE ("Release" for benchmarks).
         targets: build only these targets (and the simulator); all when empty.
+        extra_conf: Kconfig fragments applied after the simulator's (AGENT_EXTRA_CONF),
+            e.g. tests/conf/data-only.conf.
     """
     if shutil.which("cmake") is None:
         raise BuildError("cmake is not installed (Debian: apt-get install cmake)")
@@ -37,6 +40,9 @@ def build(build_dir: Path = DEFAULT_BUILD_DIR, sanitize: bool = False, quiet: bo
         # (kconfiglib), not under whichever python3 comes first on PATH.
         f"-DPython3_EXECUTABLE={sys.executable}",
     ]
+    if extra_conf:
+        # Only when asked: an empty value would reset a build dir configured with fragments.
+        configure.append(f"-DAGENT_EXTRA_CONF={';'.join(str(p) for p in extra_conf)}")
     jobs = str(os.cpu_count() or 2)
     compile_step = ["cmake", "--build", str(build_dir), "-j", jobs]
     if targets:

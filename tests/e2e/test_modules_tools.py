@@ -10,8 +10,12 @@ while idle re-register the tool."""
 from __future__ import annotations
 
 import hashlib
+import os
 import struct
+import subprocess
+import sys
 import zlib
+from pathlib import Path
 
 import pytest
 from agent_host.testing.agent_tools import AskRun, ask, configure
@@ -256,9 +260,25 @@ def test_a_tampered_entry_in_the_journal_is_refused_at_boot(sims) -> None:
 
 
 # -- the listing ------------------------------------------------------------------------------
+ROW = ["greet", "script", "read", "yes", "runs", "script-runtime"]
+
+
 def test_agent_tools_lists_an_imported_tool(sims) -> None:
     dut = start_with_files(sims, module_files("t", "greet", "lua", ARGV["lua"]))
     imported(dut, "t")
     rows = [line.split() for line in dut.exec_command("agent tools")]
-    assert ["greet", "script", "read", "yes", "runs", "script-runtime"] in rows, rows
+    assert ROW in rows, rows
+
+
+@pytest.mark.sim_only("agent-host over the simulator's pty")
+def test_the_management_group_lists_an_imported_tool(sims) -> None:
+    dut = start_with_files(sims, module_files("t", "greet", "python", ARGV["python"]))
+    imported(dut, "t")
+    environ = {k: v for k, v in os.environ.items() if k != "AGENT_PORT"}
+    result = subprocess.run([str(Path(sys.executable).with_name("agent-host")), "tools",
+                             "--port", dut.pty_path], capture_output=True, text=True,
+                            timeout=60, env=environ, check=False)
+    assert (result.returncode, result.stderr) == (0, ""), result
+    rows = [line.split() for line in result.stdout.splitlines()]
+    assert ROW in rows, result.stdout
 

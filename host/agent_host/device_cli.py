@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from . import convfile, man_pages, module_dir, terminal, tool_status
+from . import convfile, feeder, man_pages, module_dir, terminal, tool_status
 from .errors import DeviceTimeoutError, TransportError, UsageError
 from .mgmt import messages
 from .mgmt.device import DEFAULT_TIMEOUT, Device, open_device
@@ -64,6 +64,16 @@ def _agent_id(text: str) -> int:
     if not text.isdigit() or len(text) > 3:
         raise argparse.ArgumentTypeError(f"{text!r} is not an agent id (0, 1, 2, ...)")
     return int(text)
+
+
+def _selection(text: str) -> tuple[str, str]:
+    group, sep, value = text.partition("=")
+    if not sep or group not in (*tool_status.GROUPS, "all") or \
+            value not in ("on", "off", "inherit"):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected GROUP=on|off|inherit with GROUP one of "
+            f"{', '.join(tool_status.GROUPS)} or all")
+    return group, value
 
 
 def add_connection_options(parser: argparse.ArgumentParser) -> None:
@@ -153,7 +163,9 @@ async def _config(device: Device, args: argparse.Namespace, out: Output) -> int:
                    ("reasoning", config.reasoning),
                    ("tools", config.tools),
                    ("max-tools", str(config.max_tools)),
-                   ("user", config.user or "(not set)")])
+                   ("user", config.user or "(not set)"),
+                   ("embeddings", config.embeddings or "(not set)"),
+                   ("embeddings-model", config.embeddings_model or "(not set)")])
     elif name == "key" and value == "clear":
         await device.clear_key()
         out.line("key cleared")
@@ -336,6 +348,8 @@ async def _read_agent(device: Device, agent: int) -> tool_status.AgentStatus:
 
 
 async def _system_tools(device: Device, args: argparse.Namespace, out: Output) -> int:
+    for group, value in args.set or []:
+        await device.tool_select(group, value, args.agent)
     status = await _read_agent(device, args.agent)
     _show_system_tools(out, status)
     return 0
@@ -407,6 +421,14 @@ def cmd_tools(args: argparse.Namespace) -> int:
                          "--agent ID")
     if args.live:
         return _live(args)
+    if args.set and args.agent is None:
+        for group, value in args.set:
+            if value == "inherit":
+                raise UsageError(f"tools --set {group}=inherit: only an agent's choice "
+                                 "inherits; give --agent ID")
+        args.agent = 0 if args.set else None
+    if args.set and args.live:
+        raise UsageError("tools: --set and --live exclude each other")
     if args.agent is not None:
         return _run(args, _system_tools)
     return _run(args, _tools)
@@ -461,6 +483,15 @@ async def _remove(device: Device, args: argparse.Namespace, out: Output) -> int:
 
 def cmd_remove(args: argparse.Namespace) -> int:
     return _run(args, _remove)
+
+
+# -- feed --------------------------------------------------------------------------------------
+def cmd_feed(args: argparse.Namespace) -> int:
+    dirs = [Path(d) for d in args.directories]
+    for folder in dirs:
+        if not folder.is_dir():
+            raise UsageError(f"feed: {folder} is not a directory")
+    return asyncio.run(feeder.serve(endpoint_of(args), dirs, args.timeout))
 
 
 # -- man ---------------------------------------------------------------------------------------
@@ -554,6 +585,11 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
                    help="with --agent: keep following the stream and show the table again "
                         "when it changes; a stopped connection shows one status line until "
                         "it is back (Ctrl-C ends)")
+    p.add_argument("--set", type=_selection, action="append", metavar="GROUP=VALUE",
+                   help="change the selection first: with --agent, that agent's choice "
+                        "(on, off or inherit); without, the instance default (on or off), "
+                        "then agent 0's table is shown. GROUP is a group name or all; may "
+                        "be repeated")
     p.add_argument("--interval", type=_seconds, default=1.0, metavar="SECONDS",
                    help="with --live: how often to read the stream (default 1)")
     add_connection_options(p)
@@ -585,6 +621,22 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("name", metavar="NAME", help="the module's name (see modules)")
     add_connection_options(p)
     p.set_defaults(run=cmd_remove)
+
+    p = sub.add_parser(
+        "feed", help="run the device's imported host tools on this computer",
+        description="Stays connected to the device and answers its host tool calls (tool "
+                    "modules with runtime host): finds the module directory named by the "
+                    "call among DIR... (a module directory, or a folder holding it), checks "
+                    "the entry file's SHA-256 against the digest recorded at import, runs it "
+                    "directly (no shell) with the declared arguments as this account, in the "
+                    "module directory, and sends back its exit status and its output (stdout "
+                    "and stderr, at most the tool's output bound). Host tools are trusted "
+                    "programs with this account's rights. Reconnects when the device "
+                    "restarts; Ctrl-C stops it.")
+    p.add_argument("directories", nargs="+", metavar="DIR",
+                   help="a module directory, or a folder of module directories")
+    add_connection_options(p)
+    p.set_defaults(run=cmd_feed)
 
     p = sub.add_parser(
         "man", help="install a verified reference page on the device's SD card",

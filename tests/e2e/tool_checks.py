@@ -99,7 +99,7 @@ class DialogueCheck:
         self._tools(body, tools)
         rest = {k: v for k, v in body.items() if k != "tools"}
         if self.api == "responses":
-            return self._responses(rest)
+            return self._responses(rest, offered=tools is not None)
         return self._chat(rest, offered=tools is not None)
 
     def _tools(self, body: dict[str, object], tools: list[str] | None) -> None:
@@ -122,7 +122,7 @@ class DialogueCheck:
             # The same schema every turn it is offered.
             assert self.schemas.setdefault(str(d["name"]), d) == d
 
-    def _responses(self, rest: dict[str, object]) -> object:
+    def _responses(self, rest: dict[str, object], offered: bool) -> object:
         instructions = rest.get("instructions")
         assert isinstance(instructions, str) and instructions.startswith(INSTRUCTIONS_START)
         if self.instructions is None:
@@ -130,9 +130,10 @@ class DialogueCheck:
         assert instructions == self.instructions  # sent again on every turn
         want: dict[str, object] = {
             "model": self.model, "instructions": instructions,
-            "reasoning": {"effort": self.effort}, "parallel_tool_calls": False,
-            "store": True, "stream": True,
+            "reasoning": {"effort": self.effort}, "store": True, "stream": True,
         }
+        if offered:
+            want["parallel_tool_calls"] = False  # one call per turn; nothing without tools
         output: object = None
         if self.calls:
             call_id, output = function_call_output(rest)

@@ -235,8 +235,8 @@ static void add_skills(const struct module_manifest *role, char *buf, size_t len
 	}
 }
 
-size_t module_instructions(unsigned int id, const char *base, char *buf, size_t len,
-			   struct module_instructions_report *report)
+size_t module_instructions(unsigned int id, const char *base, const char *tools_note,
+			   char *buf, size_t len, struct module_instructions_report *report)
 {
 	struct module_instructions_report rep = {.role = -1};
 	struct module_manifest m;
@@ -245,6 +245,10 @@ size_t module_instructions(unsigned int id, const char *base, char *buf, size_t 
 
 	buf[0] = '\0';
 	(void)append(buf, len, &at, base, strlen(base));
+	if (tools_note != NULL) {
+		(void)append(buf, len, &at, " ", 1u);
+		(void)append(buf, len, &at, tools_note, strlen(tools_note));
+	}
 	module_lock();
 	role = module_agent_role(id, NULL);
 	if (role >= 0 && manifest_of(role, &m) == 0) {

@@ -59,11 +59,12 @@ struct module_instructions_report {
 
 /**
  * The instructions of a request of agent @p id into @p buf (@p len bytes, NUL-terminated):
- * @p base (the board line), then the role's overlay, then each of the role's installed
+ * @p base (the board line), then @p tools_note (the tool-use instructions, NULL when the
+ * request offers no tools), then the role's overlay, then each of the role's installed
  * skills as a "Skill NAME" section, whole or not at all, up to @p len. Returns the length.
  */
-size_t module_instructions(unsigned int id, const char *base, char *buf, size_t len,
-			   struct module_instructions_report *report);
+size_t module_instructions(unsigned int id, const char *base, const char *tools_note,
+			   char *buf, size_t len, struct module_instructions_report *report);
 
 /** The last module_instructions() report (agent status). */
 void module_instructions_last(struct module_instructions_report *out);

@@ -463,6 +463,15 @@ class Device:
             off, refresh = 0, False
         raise TransportError("tool status: the stream kept being compacted during the read")
 
+    async def tool_select(self, group: str, value: str, agent: int | None = None
+                          ) -> m.ToolSelectResponse:
+        """Set the instance default of `group` ("all" for every group; value on/off), or
+        with `agent` that agent's choice (on/off/inherit); the next turn uses it."""
+        request = m.ToolSelectWrite(group=group, value=value, agent=agent,
+                                    sequence=self._next_sequence())
+        response: m.ToolSelectResponse = await self.call(request, f"tool selection {group}")
+        return response
+
     # -- modules -----------------------------------------------------------------------------
     def part_room(self, name: str, off: int) -> int:
         """The most data bytes a part of @name at @off carries: what the transport's buffer

@@ -33,7 +33,8 @@ GROUP_ID = 64
 UInt = Annotated[StrictInt, Field(ge=0)]
 KeyState = Literal["set", "not set"]
 
-CONFIG_NAMES = ("endpoint", "model", "key", "reasoning", "tools", "max-tools", "user")
+CONFIG_NAMES = ("endpoint", "model", "key", "reasoning", "tools", "max-tools", "user",
+                "embeddings", "embeddings-model")
 """The `config` names, as the device's shell spells them."""
 
 
@@ -52,6 +53,8 @@ class Command(IntEnum):
     MODULES = 10
     REMOVE = 11
     TOOL_STATUS = 12
+    FEED = 13
+    RESULT = 14
 
 
 @unique
@@ -106,6 +109,9 @@ class ConfigAllResponse(smpmsg.ReadResponse):
     tools: StrictStr
     max_tools: UInt = Field(alias="max-tools")
     user: StrictStr
+    #: The memory tools' embedding pass (docs/memory.md); absent from older firmware.
+    embeddings: StrictStr = ""
+    embeddings_model: StrictStr = Field(default="", alias="embeddings-model")
     protocol: StrictStr
 
 
@@ -200,6 +206,9 @@ class StatusResponse(smpmsg.ReadResponse):
     tools: StrictStr
     max_tools: UInt = Field(alias="max-tools")
     user: StrictStr
+    #: The memory tools' embedding pass (docs/memory.md); absent from older firmware.
+    embeddings: StrictStr = ""
+    embeddings_model: StrictStr = Field(default="", alias="embeddings-model")
     tool_calls: ToolCalls
     pools: list[Pool]
 
@@ -438,6 +447,28 @@ class ToolStatusRead(smpmsg.ReadRequest, _Group):
     refresh: bool | None = None
 
 
+class ToolSelectResponse(smpmsg.WriteResponse):
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.TOOL_STATUS
+
+    mask: UInt
+    agent: UInt | None = None
+    record: UInt | None = None
+
+
+class ToolSelectWrite(smpmsg.WriteRequest, _Group):
+    """`tool-status W {group, value, agent?}`: the console's `tool GROUP on|off` or
+    `agent ID tools GROUP on|off|inherit` (group "all": every group)."""
+
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.TOOL_STATUS
+    _Response = ToolSelectResponse
+
+    group: str
+    value: str
+    agent: int | None = None
+
+
 # -- man -------------------------------------------------------------------------------------
 class ManResponse(smpmsg.WriteResponse):
     _GROUP_ID = GROUP_ID
@@ -558,3 +589,52 @@ class RemoveWrite(smpmsg.WriteRequest, _Group):
     _Response = RemoveResponse
 
     name: str
+
+
+# -- the host feeder ---------------------------------------------------------------------------
+class FeedResponse(smpmsg.ReadResponse):
+    """`{}` (no call), or a host tool call: the tool (module) name, its entry file, the
+    entry's SHA-256 recorded at import, the declared arguments in order as text, the output
+    bound and the milliseconds the device still waits for the answer."""
+
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.FEED
+
+    id: UInt | None = None
+    tool: StrictStr | None = None
+    entry: StrictStr | None = None
+    sha256: StrictStr | None = None
+    args: list[StrictStr] | None = None
+    output_max: UInt | None = None
+    timeout_ms: UInt | None = None
+
+
+class FeedRead(smpmsg.ReadRequest, _Group):
+    """`feed R {}`: the feeder's long-poll; the device holds it up to
+    CONFIG_AGENT_HOST_FEED_WAIT_MS while no call waits."""
+
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.FEED
+    _Response = FeedResponse
+
+
+class ResultResponse(smpmsg.WriteResponse):
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.RESULT
+
+    id: UInt
+
+
+class ResultWrite(smpmsg.WriteRequest, _Group):
+    """`result W {id, exit, output, truncated}`: the program's exit status (negative: the
+    signal that ended it) and its output, at most the call's output_max bytes. A call that no
+    longer waits (timed out, cancelled, unknown) is refused with ENOENT."""
+
+    _GROUP_ID = GROUP_ID
+    _COMMAND_ID = Command.RESULT
+    _Response = ResultResponse
+
+    id: int
+    exit: int
+    output: bytes
+    truncated: bool

@@ -46,7 +46,8 @@ static const struct {
 	[AGENT_MGMT_CMD_REMOVE] = {NULL, agent_mgmt_remove_write},
 	[AGENT_MGMT_CMD_FEED] = {agent_mgmt_feed_read, NULL},
 	[AGENT_MGMT_CMD_RESULT] = {NULL, agent_mgmt_result_write},
-	[AGENT_MGMT_CMD_TOOL_STATUS] = {agent_mgmt_tool_status_read, NULL},
+	[AGENT_MGMT_CMD_TOOL_STATUS] = {agent_mgmt_tool_status_read,
+					agent_mgmt_tool_select_write},
 };
 
 bool agent_mgmt_has_handler(uint16_t cmd, bool write)

@@ -105,6 +105,7 @@ int agent_mgmt_export_read(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusa
 int agent_mgmt_delete_write(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r);
 int agent_mgmt_tools_read(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r);
 int agent_mgmt_tool_status_read(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r);
+int agent_mgmt_tool_select_write(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r);
 int agent_mgmt_man_write(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r);
 int agent_mgmt_import_write(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r);
 int agent_mgmt_part_write(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r);

@@ -13,6 +13,7 @@
 #include "agent_session.h"
 #include "mgmt_internal.h"
 #include "module_agents.h"
+#include "module_selection.h"
 #include "module_tool_status.h"
 #include "tool_capability.h"
 #include "tool_registry.h"
@@ -136,6 +137,70 @@ int agent_mgmt_tool_status_read(zcbor_state_t *zsd, zcbor_state_t *zse, struct r
 			       agent_mgmt_put_uint(zse, "off", off) &&
 			       zcbor_tstr_put_lit(zse, "data") &&
 			       zcbor_bstr_encode_ptr(zse, status_chunk, n)
+		       ? 0
+		       : -ENOMEM;
+}
+
+/*
+ * tool status W {group, value, agent?}: the console's `tool GROUP on|off` (no agent) or
+ * `agent ID tools GROUP on|off|inherit`; group "all" for every group. Answered with the
+ * stored values: {mask, agent?, record?}.
+ */
+int agent_mgmt_tool_select_write(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r)
+{
+	static const char *const values[] = {"inherit", "off", "on"};
+	struct field fields[] = {
+		{.name = "group", .type = FIELD_TSTR},
+		{.name = "value", .type = FIELD_TSTR},
+		{.name = "agent", .type = FIELD_UINT},
+	};
+	char why[MODULE_REASON_MAX + 1];
+	char quoted[40];
+	struct selection_state st;
+	int value = -1;
+	int group;
+	int err = agent_mgmt_decode_request(zsd, fields, 3, r);
+
+	if (err != 0) {
+		return err;
+	}
+	if (!fields[0].present || !fields[1].present) {
+		return agent_mgmt_refuse(r, AGENT_MGMT_RC_EINVAL, "group and value are needed");
+	}
+	group = fields[0].text.len == 3u && memcmp(fields[0].text.value, "all", 3) == 0
+			? SELECTION_ALL_GROUPS
+			: tool_group_parse((const char *)fields[0].text.value, fields[0].text.len);
+	if (group == -ENOENT) {
+		return agent_mgmt_refuse(r, AGENT_MGMT_RC_EINVAL, "no tool group \"%s\"",
+					 agent_mgmt_quoted(&fields[0].text, quoted, sizeof(quoted)));
+	}
+	for (int i = fields[2].present ? 0 : 1; i < 3; i++) {
+		if (fields[1].text.len == strlen(values[i]) &&
+		    memcmp(fields[1].text.value, values[i], fields[1].text.len) == 0) {
+			value = i;
+		}
+	}
+	if (value < 0) {
+		return agent_mgmt_refuse(r, AGENT_MGMT_RC_EINVAL, "value must be on or off%s",
+					 fields[2].present ? " or inherit" : "");
+	}
+	if (fields[2].present && fields[2].number >= MODULE_AGENT_IDS) {
+		return agent_mgmt_refuse(r, AGENT_MGMT_RC_ERANGE, "agent ids are 0..%d",
+					 MODULE_AGENT_IDS - 1);
+	}
+	err = fields[2].present
+		      ? module_selection_set_agent(fields[2].number, group,
+						   (enum selection_choice)value, why, sizeof(why))
+		      : module_selection_set_default(group, value == SELECTION_ENABLE, why,
+						     sizeof(why));
+	if (err != 0) {
+		return agent_mgmt_refuse(r, AGENT_MGMT_RC_EIO, "%s", why);
+	}
+	(void)module_selection_read(fields[2].present ? fields[2].number : 0u, &st);
+	return agent_mgmt_put_uint(zse, "mask", st.defaults) &&
+			       (!fields[2].present ||
+				(agent_mgmt_put_uint(zse, "agent", fields[2].number) &&
+				 agent_mgmt_put_uint(zse, "record", st.record)))
 		       ? 0
 		       : -ENOMEM;
 }

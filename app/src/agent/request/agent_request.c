@@ -397,6 +397,16 @@ static int handle_call(struct agent_request *req, struct tool_session *session,
 
 /* ---- The loop ---------------------------------------------------------------------------- */
 
+/*
+ * The tool-use instructions: after the board line while the request offers tools; with every
+ * selection group off there are no tools and none of this (docs/tools.md "Tool selection").
+ */
+#define TOOL_USE_INSTRUCTIONS                                                                  \
+	"Tools: call the device's tools as functions, one call at a time; find one with "       \
+	"tool_search before saying something cannot be done. Tools that write files or run "   \
+	"code ask the person at the console first; if a call is denied, say what you would "   \
+	"have done and offer another way."
+
 /* One request runs at a time: its instructions with the role's overlay and skills. */
 static char instructions[CONFIG_AGENT_INSTRUCTIONS_MAX_LEN + 1] AGENT_PSRAM_ATTR;
 
@@ -419,9 +429,10 @@ static int request_run(struct agent_request *req)
 	session.groups = module_selection_effective(req->agent_id);
 	/* The role's overlay and its skills' text follow the frontend's instructions. */
 	/* The exchanges make room for them (escaped, at most twice their bytes). */
-	size_t instructions_bytes = 2u * module_instructions(req->agent_id, req->instructions,
-							      instructions, sizeof(instructions),
-							      NULL);
+	size_t instructions_bytes =
+		2u * module_instructions(req->agent_id, req->instructions,
+					 session.groups != 0u ? TOOL_USE_INSTRUCTIONS : NULL,
+					 instructions, sizeof(instructions), NULL);
 	memset(&hist, 0, sizeof(hist));
 	hist.limit = history_limit((req->write_prior != NULL ? req->prior_bytes : 0) +
 				   instructions_bytes);

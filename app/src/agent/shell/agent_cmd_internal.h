@@ -33,6 +33,8 @@ int agent_cmd_remove_exec(struct agent_console *console, int argc, char **argv);
 int agent_cmd_modules_exec(struct agent_console *console, int argc, char **argv);
 int agent_cmd_skills_exec(struct agent_console *console, int argc, char **argv);
 int agent_cmd_id_exec(struct agent_console *console, int argc, char **argv);
+/** 0 when agent @p id exists (0, or a slot holding a conversation), else -ENOENT, reported. */
+int agent_cmd_agent_exists(struct agent_console *console, unsigned int id);
 /** `agent ID tools [NAME|all on|off|inherit]` (agent_select_cmd.c); argv[2] is "tools". */
 int agent_cmd_tools_select(struct agent_console *console, unsigned int id, int argc, char **argv);
 /** The agent status lines of the modules: agent 0's role, the catalog, the instructions. */

@@ -191,6 +191,17 @@ int agent_cmd_skills_exec(struct agent_console *console, int argc, char **argv)
 	return 0;
 }
 
+int agent_cmd_agent_exists(struct agent_console *console, unsigned int id)
+{
+	struct conv_summary s;
+
+	if (id > 0u && id < MODULE_AGENT_IDS && conv_store_summary((uint8_t)id, &s) != 0) {
+		agent_error(console, "agent %u: slot %u holds no conversation", id, id);
+		return -ENOENT;
+	}
+	return 0;
+}
+
 /* `agent ID role [NAME|inherit]`. */
 static int role_cmd(struct agent_console *console, unsigned int id, int argc, char **argv)
 {
@@ -215,13 +226,8 @@ static int role_cmd(struct agent_console *console, unsigned int id, int argc, ch
 		agent_error(console, "usage: agent ID role [NAME|inherit]");
 		return -EINVAL;
 	}
-	if (id > 0u && id < MODULE_AGENT_IDS) {
-		struct conv_summary s;
-
-		if (conv_store_summary((uint8_t)id, &s) != 0) {
-			agent_error(console, "agent %u: slot %u holds no conversation", id, id);
-			return -ENOENT;
-		}
+	if (agent_cmd_agent_exists(console, id) != 0) {
+		return -ENOENT;
 	}
 	if (agent_request_active()) {
 		agent_error(console, "a request is running; try again when it ends");

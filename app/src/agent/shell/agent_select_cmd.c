@@ -123,6 +123,9 @@ int agent_cmd_tools_select(struct agent_console *console, unsigned int id, int a
 		agent_error(console, "usage: agent ID tools [NAME|all on|off|inherit]");
 		return -EINVAL;
 	}
+	if (agent_cmd_agent_exists(console, id) != 0) {
+		return -ENOENT;
+	}
 	group = group_word(console, argv[3]);
 	if (group == -ENOENT) {
 		return -EINVAL;

@@ -26,6 +26,7 @@
 #include "module_tool.h"
 #include "script_runner.h"
 #include "sha256.h"
+#include "tool_capability.h"
 #include "tool_registry.h"
 
 static bool request_running;
@@ -357,8 +358,30 @@ static void test_a_corrupted_catalog_text_is_refused_before_it_runs(void **state
 	assert_int_equal(module_remove("hello", why, sizeof(why)), 0);
 }
 
+/* Run before the script runtimes start: the runtime a tool needs is missing. */
+static void test_without_its_runtime_a_tool_is_unavailable(void **state)
+{
+	char why[MODULE_REASON_MAX + 1] = "";
+	const struct tool_def *def;
+
+	(void)state;
+	assert_int_equal(module_boot(fake_active), 0);
+	assert_int_equal(import_tool("lonely", NULL, "print(1)\n", why), 0);
+	def = tool_registry_find("lonely");
+	assert_non_null(def);
+	assert_string_equal(tool_unavailable_reason(def), "no script runtime is built in");
+	assert_int_equal(tool_script_runtime_register("python"), 0);
+	assert_string_equal(tool_unavailable_reason(def),
+			    "the lua runtime is not built into this firmware");
+	assert_int_equal(tool_script_runtime_unregister("python"), 0);
+	assert_int_equal(module_remove("lonely", why, sizeof(why)), 0);
+}
+
 int main(void)
 {
+	const struct CMUnitTest before_runtimes[] = {
+		cmocka_unit_test_setup(test_without_its_runtime_a_tool_is_unavailable, setup),
+	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_args_become_required_params_in_declared_order, setup),
 		cmocka_unit_test_setup(test_seven_args_map_and_eight_are_refused, setup),
@@ -371,10 +394,12 @@ int main(void)
 				       setup),
 	};
 
+	int failed = cmocka_run_group_tests(before_runtimes, NULL, NULL);
+
 #if defined(CONFIG_AGENT_SCRIPT_LUA)
 	if (script_runner_init() != 0) {
 		return 1;
 	}
 #endif
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return failed + cmocka_run_group_tests(tests, NULL, NULL);
 }

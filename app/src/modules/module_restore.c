@@ -98,6 +98,7 @@ int module_boot(bool (*request_active)(void))
 	(void)module_lock_init();
 	(void)module_host_init();
 	module_lock();
+	module_tool_reset();
 	module_catalog_reset();
 	memset(&report, 0, sizeof(report));
 	memset(&jr, 0, sizeof(jr));

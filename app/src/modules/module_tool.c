@@ -275,6 +275,16 @@ static int register_entry(int index, char *why, size_t why_len)
 	return 0;
 }
 
+void module_tool_reset(void)
+{
+	for (int i = 0; i < CONFIG_AGENT_MODULE_SLOTS; i++) {
+		if (tools[i].registered) {
+			(void)tool_registry_remove(&tools[i].def);
+			tools[i].registered = false;
+		}
+	}
+}
+
 int module_tool_sync(const char *name, char *why, size_t why_len)
 {
 	int slot = registered_slot(name);

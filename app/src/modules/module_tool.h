@@ -76,4 +76,7 @@ int module_tool_admit(int arrival, int installed, char *why, size_t why_len);
  */
 int module_tool_sync(const char *name, char *why, size_t why_len);
 
+/** Unregister every imported tool (module_boot(), before the catalog is restored). */
+void module_tool_reset(void);
+
 #endif /* AGENT_MODULE_TOOL_H */

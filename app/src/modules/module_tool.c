@@ -90,8 +90,8 @@ static int run_slot(unsigned int slot, struct tool_ctx *ctx, const struct tool_a
 	const struct module_tool *t = &tools[slot];
 	char text[MODULE_TOOL_ARGS_MAX][MODULE_TOOL_ARG_TEXT];
 	const char *argv[MODULE_TOOL_ARGS_MAX];
-	const char *entry;
-	size_t entry_len;
+	const char *entry = NULL;
+	size_t entry_len = 0;
 	int err;
 
 	if (!t->registered) {

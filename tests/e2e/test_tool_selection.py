@@ -23,7 +23,7 @@ import pytest
 from agent_host.mgmt import Endpoint, open_device
 from agent_host.testing.agent_tools import ask, configure
 from agent_host.testing.sim_device import SimDevice
-from agent_host.testserver import Faults, Script, TestServer
+from agent_host.testserver import Faults, RecordedRequest, Script, TestServer
 from agent_host.testserver.dialogue import (
     advertised_names,
     function_call_output,
@@ -190,11 +190,7 @@ def test_a_provisioned_tools_mask_applies_at_a_fresh_boot(sims, mask: bytes, sho
 
 
 # -- the request bodies -----------------------------------------------------------------------
-def request_text(req) -> str:  # noqa: ANN001 - a RecordedRequest
-    return json.dumps(req.json)
-
-
-def tool_output(api: str, req) -> object:  # noqa: ANN001
+def tool_output(api: str, req: RecordedRequest) -> object:
     if api == "responses":
         return function_call_output(req.json)[1]
     return json.loads(req.json["messages"][-1]["content"])

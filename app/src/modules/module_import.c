@@ -13,6 +13,7 @@
 #include "module_catalog.h"
 #include "module_internal.h"
 #include "module_journal.h"
+#include "module_tool_status.h"
 #include "module_manifest.h"
 #include "module_tool.h"
 #include "sha256.h"
@@ -152,6 +153,7 @@ static int finish(int index, struct module_import_result *res, char *why, size_t
 	/* The tool of that name now runs the new text (or goes, when the kind changed); the
 	 * admission made room, so this fails only for a manifest that no longer parses. */
 	(void)module_tool_sync(res->name, NULL, 0);
+	module_tool_status_changed(MODULE_TOOL_STATUS_ALL_AGENTS);
 	return 0;
 }
 
@@ -404,6 +406,7 @@ static int remove_locked(const char *name, char *why, size_t why_len)
 		/* Compacting without the entry is itself its removal. */
 		module_catalog_free(index);
 		(void)module_tool_sync(name, NULL, 0);
+		module_tool_status_changed(MODULE_TOOL_STATUS_ALL_AGENTS);
 		err = module_journal_compact(live_entry, NULL);
 		if (err != 0) {
 			/* The old journal stands: it still holds the module; so does the catalog
@@ -423,6 +426,7 @@ static int remove_locked(const char *name, char *why, size_t why_len)
 	}
 	module_catalog_free(index);
 	(void)module_tool_sync(name, NULL, 0); /* an imported tool goes with its module */
+	module_tool_status_changed(MODULE_TOOL_STATUS_ALL_AGENTS);
 	return 0;
 }
 

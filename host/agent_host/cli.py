@@ -1,6 +1,6 @@
 """The host command line: `agent-host sim` builds and starts the simulator; config, status,
-forget, list, export, delete, tools, man, import, modules, remove and shell manage a device over
-SMP (docs/host-cli.md)."""
+forget, list, export, delete, tools, man, import, modules, remove, feed and shell manage a device
+over SMP (docs/host-cli.md)."""
 
 from __future__ import annotations
 

@@ -166,7 +166,7 @@ async def run_call(call: Call, dirs: Sequence[Path], kill_after: float | None = 
     except asyncio.TimeoutError:
         _kill(process)
         await process.wait()
-        return _failed(-signal.SIGKILL, f"{entry} killed after {wait:g} s")
+        return _failed(-signal.SIGKILL, f"{entry} killed after {wait:.1f} s")
     finally:
         if process.returncode is None:
             _kill(process)

@@ -54,6 +54,7 @@ def fuzz_build() -> Path:
 
 def test_there_are_fuzz_targets() -> None:
     assert "fuzz_sse" in TARGETS, f"no tests/fuzz/fuzz_sse.c among {TARGETS}"
+    assert "fuzz_memory_embed" in TARGETS, f"no tests/fuzz/fuzz_memory_embed.c among {TARGETS}"
     assert "fuzz_script_lua" in TARGETS, f"Lua is off in sim.conf or no target: {TARGETS}"
 
 

@@ -37,6 +37,7 @@ KEY = "sk-test-0123456789abcdef"
 
 CONFIG = {"endpoint": "https://api.example.com/v1/responses", "model": "gpt-test",
           "key": "set", "reasoning": "none", "tools": "confirm", "max-tools": 8, "user": "ada",
+          "embeddings": "https://api.example.com/v1/embeddings", "embeddings-model": "embed-test",
           "protocol": "responses"}
 STATUS = {"version": "0.3.0", "board": "host_sim", "protocol": "responses",
           "endpoint": CONFIG["endpoint"], "model": "gpt-test", "key": "set", "reasoning": "none",
@@ -162,7 +163,8 @@ def test_config_shows_gets_and_sets(peer: Peer, run: Run) -> None:
     assert out.splitlines() == [
         "endpoint: https://api.example.com/v1/responses", "protocol: responses",
         "model: gpt-test", "key: set", "reasoning: none", "tools: confirm", "max-tools: 8",
-        "user: ada"]
+        "user: ada", "embeddings: https://api.example.com/v1/embeddings",
+        "embeddings-model: embed-test"]
     assert run("config", "model") == (0, "model: gpt-test\n", "")
     assert run("config", "max-tools", "12") == (0, "max-tools set to 12\n", "")
     assert [r.body for r in peer.agent()] == [{}, {"name": "model"},

@@ -42,7 +42,8 @@ KEYS = ["sk-e2e-STDIN-0123456789abcdef", "sk-e2e-ENV-fedcba9876543210",
         "sk-e2e-PROMPT-aaaabbbbccccdddd"]
 MODEL = "test-model"
 CONV_DIR = ".agent/conversations"
-SETTINGS = ["endpoint", "model", "key", "reasoning", "tools", "max-tools", "user"]
+SETTINGS = ["endpoint", "model", "key", "reasoning", "tools", "max-tools", "user", "embeddings",
+            "embeddings-model"]
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -136,7 +137,7 @@ def test_status_config_and_tools_agree_with_the_shell(dut: SimDevice) -> None:
                              "B", "blocks,", klass]
     config = pairs(ok(host(dut, "config")))
     assert list(config) == ["endpoint", "protocol", "model", "key", "reasoning", "tools",
-                            "max-tools", "user"]
+                            "max-tools", "user", "embeddings", "embeddings-model"]
     for name in SETTINGS:
         if name != "key":
             assert config[name] in (shell_value(dut, name), "(not set)")
@@ -152,7 +153,8 @@ def test_status_config_and_tools_agree_with_the_shell(dut: SimDevice) -> None:
 def test_settings_written_over_smp_are_the_shells(sims) -> None:
     dut = sims.start()
     values = {"endpoint": "http://127.0.0.1:9/v1/responses", "model": MODEL,
-              "reasoning": "high", "tools": "read-only", "max-tools": "4", "user": "ada"}
+              "reasoning": "high", "tools": "read-only", "max-tools": "4", "user": "ada",
+              "embeddings": "http://127.0.0.1:9/v1/embeddings", "embeddings-model": "embed-test"}
     for name, value in values.items():
         assert ok(host(dut, "config", name, value)) == f"{name} set to {value}\n"
         assert shell_value(dut, name) == value
@@ -170,7 +172,8 @@ def test_settings_written_over_smp_are_the_shells(sims) -> None:
 BAD_VALUES = [("endpoint", "ftp://example.com"), ("endpoint", "http//x"),
               ("reasoning", "extreme"), ("tools", "always"), ("max-tools", "0"),
               ("max-tools", "33"), ("max-tools", "many"), ("model", "m" * 128),
-              ("user", "u" * 32)]
+              ("user", "u" * 32), ("embeddings", "http://x"),
+              ("embeddings-model", "m" * 128)]
 
 
 def test_bad_values_are_refused_with_the_shells_reason(dut: SimDevice) -> None:

@@ -63,8 +63,11 @@ def kconfig_values(path: Path) -> dict[str, str]:
 
 
 #: Tools with a check of their own besides a capability, and its reason while it fails: no
-#: image installs a skill at boot (docs/modules.md "Skills").
-OWN_CHECK = {"skill_use": "no skill is installed"}
+#: image installs a skill at boot (docs/modules.md "Skills") or configures an embedding pass
+#: (docs/memory.md).
+NO_EMBEDDINGS = "no embeddings endpoint is configured (agent config embeddings URL)"
+OWN_CHECK = {"skill_use": "no skill is installed", "memory_recall": NO_EMBEDDINGS,
+             "memory_write": NO_EMBEDDINGS}
 
 
 def firmware_unavailable(config: dict[str, str]) -> set[str]:
@@ -102,13 +105,14 @@ def test_every_unavailable_tool_says_why(sims) -> None:
         if row.name in STORAGE:
             assert (row.needs, row.available) == ("filesystem", "yes"), row
     if isinstance(sims, TwisterDevices):
-        must = firmware_unavailable(kconfig_values(dotconfig(sims.build_dir))) | {"skill_use"}
+        must = firmware_unavailable(kconfig_values(dotconfig(sims.build_dir))) | set(OWN_CHECK)
         print("unavailable on this image:",
               {r.name: r.reason for r in rows if r.available == "no"})
         for name in must & set(by_name):
             assert by_name[name].available == "no", by_name[name]
     else:
-        assert [r.name for r in rows if r.available == "no"] == ["skill_use"]
+        assert [r.name for r in rows if r.available == "no"] == ["memory_recall", "memory_write",
+                                                                 "skill_use"]
     assert by_name["hardware_describe"].available == "yes"
 
 

@@ -130,6 +130,10 @@ TOOL_CASES: dict[str, ToolCase] = {
          "edits": [{"offset": 6, "delete": 5, "insert": "there"}]},
         has(sha256=sha(b"hello there\n"), previous_sha256=sha(PATCH_ME)),
         files={"patch.txt": b"hello there\n"}),
+    # Unavailable without an embedding pass (docs/memory.md): the images configure none, so
+    # these cases check the refusal; test_memory.py drives them through the test server.
+    "memory_recall": ToolCase({"query": "where is the key"}, query="recall notes memory"),
+    "memory_write": ToolCase({"text": "the key is in the shed"}, query="remember a note"),
     "jobs_list": ToolCase({}),
     "hardware_describe": ToolCase({}),
     "gpio_list": ToolCase({"start": 0}, keys("gpios")),

@@ -200,6 +200,48 @@ static void test_token_bounds(void **state)
 	assert_int_equal(agent_config_check_user("a+b", &why), -EINVAL);
 }
 
+/* The memory tools' embedding pass (docs/memory.md): validated like the endpoint, its own
+ * words in the reasons, stored under agent/embeddings and agent/embeddings_model. */
+static void test_embeddings(void **state)
+{
+	char url[CONFIG_AGENT_ENDPOINT_MAX_LEN + 2];
+	struct agent_config cfg;
+	struct agent_config again;
+	const char *why;
+
+	(void)state;
+	assert_int_equal(agent_config_load(&cfg), 0);
+	assert_string_equal(agent_config_show(&cfg, "embeddings", NULL, 0), "");
+	assert_string_equal(agent_config_show(&cfg, "embeddings-model", NULL, 0), "");
+	assert_int_equal(agent_config_set(&cfg, "embeddings", "http://h", &why), -EINVAL);
+	assert_string_equal(why, "embeddings URL needs the complete path, such as /v1/embeddings");
+	assert_int_equal(agent_config_set(&cfg, "embeddings", "ftp://h/v1/embeddings", &why),
+			 -EINVAL);
+	assert_string_equal(why, "embeddings URL must be a complete http:// or https:// URL");
+	assert_int_equal(agent_config_set(&cfg, "embeddings", "http://u:p@h/v1/embeddings", &why),
+			 -EINVAL);
+	assert_string_equal(why, "embeddings URL must not contain credentials; use agent config key");
+	strcpy(url, "http://h/");
+	fill(url + 9, 'p', CONFIG_AGENT_ENDPOINT_MAX_LEN - 9);
+	assert_int_equal(agent_config_check_embeddings(url, &why), 0);
+	fill(url + 9, 'p', CONFIG_AGENT_ENDPOINT_MAX_LEN - 8);
+	assert_int_equal(agent_config_check_embeddings(url, &why), -EINVAL);
+	assert_int_equal(agent_config_set(&cfg, "embeddings-model", "a b", &why), -EINVAL);
+	assert_string_equal(why, "embeddings-model contains a space or a control character");
+	fill(url, 'm', CONFIG_AGENT_MODEL_MAX_LEN + 1);
+	assert_int_equal(agent_config_set(&cfg, "embeddings-model", url, &why), -EINVAL);
+	fill(url, 'm', CONFIG_AGENT_MODEL_MAX_LEN);
+	assert_int_equal(agent_config_set(&cfg, "embeddings-model", url, &why), 0);
+	assert_int_equal(agent_config_set(&cfg, "embeddings", "https://h:8/v1/embeddings", &why),
+			 0);
+	remount();
+	assert_int_equal(agent_config_load(&again), 0);
+	assert_string_equal(again.embeddings, "https://h:8/v1/embeddings");
+	assert_string_equal(again.embeddings_model, url);
+	assert_int_equal(agent_settings_get("agent/embeddings_model", url, sizeof(url)),
+			 CONFIG_AGENT_MODEL_MAX_LEN);
+}
+
 static void test_set_persists(void **state)
 {
 	struct agent_config cfg;
@@ -324,6 +366,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_max_tools_parse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_token_bounds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_embeddings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_set_persists, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_set_changes_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_invalid_stored_values, setup, teardown),

@@ -23,6 +23,9 @@
 #if defined(CONFIG_AGENT_TOOLS_REFERENCE)
 #include "tools_reference.h"
 #endif
+#if defined(CONFIG_AGENT_TOOLS_MEMORY)
+#include "tools_memory.h"
+#endif
 
 static const struct tool_def *const registry[] = {
 	/* Bootstrap: offered at the start of every request. */
@@ -41,6 +44,10 @@ static const struct tool_def *const registry[] = {
 	&tool_storage_search,
 	&tool_storage_read_range,
 	&tool_storage_patch,
+#endif
+#if defined(CONFIG_AGENT_TOOLS_MEMORY)
+	&tool_memory_recall,
+	&tool_memory_write,
 #endif
 #if defined(CONFIG_AGENT_TOOLS_JOBS)
 	&tool_jobs_list,

@@ -21,6 +21,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from ..errors import TestServerError
+from . import embeddings
 from .faults import Outcome, send_reply, transfer_encode
 from .plans import REASONS, RecordedRequest, Reply, Script, Turn, as_script
 from .tls import CaFiles, TlsMaterial, TlsMode, make_tls
@@ -170,6 +171,10 @@ class TestServer:
             :attr:`ca_pem`) instead of a new one per server: the CA a firmware image was built
             to trust (docs/tls.md). Only with `tls`.
         log: Called with one line per request (e.g. `print`); None for silence.
+        embeddings_fault: How `/v1/embeddings` answers wrongly (one of
+            :data:`~agent_host.testserver.embeddings.EMBEDDINGS_FAULTS`), or None for
+            correct, deterministic vectors. Embeddings requests are answered outside the
+            script (they use no turn) and recorded like the others.
     """
 
     __test__ = False  # not a pytest test class despite the name
@@ -189,6 +194,7 @@ class TestServer:
         tls_dir: Path | None = None,
         tls_ca: CaFiles | None = None,
         log: Callable[[str], None] | None = None,
+        embeddings_fault: str | None = None,
     ) -> None:
         if tls_ca is not None and tls is None:
             raise TestServerError("tls_ca needs a TLS mode (tls='valid', ...)")
@@ -204,6 +210,7 @@ class TestServer:
         self._tls_dir = tls_dir
         self._tls_ca = tls_ca
         self._log = log
+        self.embeddings_fault = embeddings_fault
         self.tls: TlsMaterial | None = None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._ssl_ctx: ssl.SSLContext | None = None
@@ -542,8 +549,26 @@ class TestServer:
                 rec.finished.set()
                 self._cond.notify_all()
 
+    @property
+    def embeddings_fault(self) -> str | None:
+        """How `/v1/embeddings` answers wrongly, or None (see the constructor)."""
+        return self._embeddings_fault
+
+    @embeddings_fault.setter
+    def embeddings_fault(self, fault: str | None) -> None:
+        if fault is not None and fault not in embeddings.EMBEDDINGS_FAULTS:
+            raise TestServerError(f"embeddings_fault must be one of "
+                                  f"{embeddings.EMBEDDINGS_FAULTS} or None, not {fault!r}")
+        self._embeddings_fault = fault
+
     def _choose(self, rec: RecordedRequest) -> tuple[Reply, list[str]]:
         problems: list[str] = []
+        if rec.method == "POST" and embeddings.is_embeddings_path(rec.path):
+            if self.validate:
+                body = rec.json_or_none
+                problems += (["body is not JSON"] if body is None
+                             else embeddings.request_problems(body))
+            return embeddings.answer(rec, self._embeddings_fault), problems
         api = api_for_path(rec.path)
         if self.validate and api is not None and rec.method == "POST":
             body = rec.json_or_none

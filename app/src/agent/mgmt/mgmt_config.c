@@ -58,6 +58,8 @@ static bool put_config_members(zcbor_state_t *zse, const struct agent_config *cf
 	       agent_mgmt_put_str(zse, "tools", agent_tools_policy_name(cfg->tools)) &&
 	       agent_mgmt_put_uint(zse, "max-tools", cfg->max_tools) &&
 	       agent_mgmt_put_str(zse, "user", cfg->user) &&
+	       agent_mgmt_put_str(zse, "embeddings", cfg->embeddings) &&
+	       agent_mgmt_put_str(zse, "embeddings-model", cfg->embeddings_model) &&
 	       agent_mgmt_put_str(zse, "protocol",
 				  agent_protocol_name(agent_config_protocol(cfg->endpoint)));
 }

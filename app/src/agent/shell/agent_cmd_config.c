@@ -42,6 +42,9 @@ static void print_usage(struct agent_console *console)
 			    "  tools POLICY       off read-only confirm\n"
 			    "  max-tools N        tool calls per request, 1 to 32\n"
 			    "  user NAME          name shown at the chat prompt\n"
+			    "  embeddings URL     the memory tools' /v1/embeddings URL (the key\n"
+			    "                     is the agent's)\n"
+			    "  embeddings-model NAME  model the embeddings endpoint uses\n"
 			    "Without VALUE, shows the current value.\n");
 }
 

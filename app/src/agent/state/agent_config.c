@@ -383,6 +383,50 @@ static int parse_user(struct agent_config *cfg, const char *value, const char **
 	return err;
 }
 
+/* The endpoint's reasons, reworded for the embeddings URL (every one starts "endpoint"). */
+int agent_config_check_embeddings(const char *url, const char **why)
+{
+	static const char prefix[] = "endpoint";
+	static char reworded[128];
+	int err = agent_config_check_endpoint(url, why);
+
+	if (err == 0) {
+		return 0;
+	}
+	if (strncmp(*why, "endpoint needs the complete path", 32) == 0) {
+		*why = "embeddings URL needs the complete path, such as /v1/embeddings";
+	} else if (strncmp(*why, prefix, sizeof(prefix) - 1) == 0) {
+		snprintf(reworded, sizeof(reworded), "embeddings URL%s",
+			 *why + sizeof(prefix) - 1);
+		*why = reworded;
+	}
+	return err;
+}
+
+static int parse_embeddings(struct agent_config *cfg, const char *value, const char **why)
+{
+	int err = agent_config_check_embeddings(value, why);
+
+	if (err == 0) {
+		strcpy(cfg->embeddings, value);
+	}
+	return err;
+}
+
+static int parse_embeddings_model(struct agent_config *cfg, const char *value,
+				  const char **why)
+{
+	int err = check_token(value, CONFIG_AGENT_MODEL_MAX_LEN, "embeddings-model is empty",
+			      "embeddings-model is too long (at most " STR(
+				      CONFIG_AGENT_MODEL_MAX_LEN) " bytes)",
+			      "embeddings-model contains a space or a control character", why);
+
+	if (err == 0) {
+		strcpy(cfg->embeddings_model, value);
+	}
+	return err;
+}
+
 static int parse_reasoning(struct agent_config *cfg, const char *value, const char **why)
 {
 	return agent_config_parse_reasoning(value, &cfg->reasoning, why);
@@ -405,12 +449,15 @@ static const struct field fields[] = {
 	{"tools", "agent/tools", parse_tools},
 	{"max-tools", "agent/max_tools", parse_max_tools},
 	{"user", "agent/user", parse_user},
+	{"embeddings", "agent/embeddings", parse_embeddings},
+	{"embeddings-model", "agent/embeddings_model", parse_embeddings_model},
 };
 
 #define FIELD_COUNT (sizeof(fields) / sizeof(fields[0]))
 
 const char *const agent_config_names[] = {
-	"endpoint", "model", "reasoning", "tools", "max-tools", "user", NULL,
+	"endpoint", "model", "reasoning", "tools", "max-tools", "user", "embeddings",
+	"embeddings-model", NULL,
 };
 
 static const struct field *field_find(const char *name)
@@ -483,6 +530,12 @@ const char *agent_config_show(const struct agent_config *cfg, const char *name, 
 	}
 	if (strcmp(name, "user") == 0) {
 		return cfg->user;
+	}
+	if (strcmp(name, "embeddings") == 0) {
+		return cfg->embeddings;
+	}
+	if (strcmp(name, "embeddings-model") == 0) {
+		return cfg->embeddings_model;
 	}
 	if (strcmp(name, "reasoning") == 0) {
 		return agent_reasoning_name(cfg->reasoning);

@@ -39,6 +39,10 @@ struct agent_config {
 	char endpoint[CONFIG_AGENT_ENDPOINT_MAX_LEN + 1];
 	char model[CONFIG_AGENT_MODEL_MAX_LEN + 1];
 	char user[CONFIG_AGENT_USER_MAX_LEN + 1];
+	/* The embedding pass of the memory tools (docs/memory.md): an OpenAI-compatible
+	 * /v1/embeddings URL and its model; empty: not configured. The key is the agent's. */
+	char embeddings[CONFIG_AGENT_ENDPOINT_MAX_LEN + 1];
+	char embeddings_model[CONFIG_AGENT_MODEL_MAX_LEN + 1];
 	bool key_set;
 	enum agent_reasoning reasoning;
 	enum agent_tools_policy tools;
@@ -55,7 +59,7 @@ int agent_config_load(struct agent_config *cfg);
 
 /**
  * Validate and store one field by its command name ("endpoint", "model", "reasoning",
- * "tools", "max-tools", "user"). On success @p cfg is updated; on failure nothing is
+ * "tools", "max-tools", "user", "embeddings", "embeddings-model"). On success @p cfg is updated; on failure nothing is
  * stored, @p cfg is unchanged and @p why points to a reason.
  * Returns 0, -ENOENT for an unknown name, -EINVAL for a bad value, or the settings error.
  */
@@ -92,6 +96,8 @@ int agent_config_check_endpoint(const char *url, const char **why);
 int agent_config_check_model(const char *model, const char **why);
 int agent_config_check_key(const char *key, const char **why);
 int agent_config_check_user(const char *user, const char **why);
+/* The embeddings URL: an endpoint URL; reasons name "embeddings URL". */
+int agent_config_check_embeddings(const char *url, const char **why);
 int agent_config_parse_reasoning(const char *text, enum agent_reasoning *out, const char **why);
 int agent_config_parse_tools(const char *text, enum agent_tools_policy *out, const char **why);
 int agent_config_parse_max_tools(const char *text, uint8_t *out, const char **why);

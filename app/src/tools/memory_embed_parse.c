@@ -1,0 +1,210 @@
+/*
+ * Reading an /v1/embeddings answer (memory_embed.h): the first element of "data" must hold
+ * "embedding", an array of exactly the required number of finite numbers, and "data" must
+ * have that one element (one input was sent). An error answer's "error.message" is kept for
+ * the reason. Numbers are converted here: the core does not rely on the C library's strtod.
+ */
+#if defined(CONFIG_AGENT_TOOLS_MEMORY)
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "memory_embed.h"
+
+#define FLOAT_MAX 3.4028234e38
+
+/* 10^e for 0 <= e, by squaring. */
+static double pow10_d(int e)
+{
+	double result = 1;
+	double base = 10;
+
+	while (e > 0) {
+		if (e & 1) {
+			result *= base;
+		}
+		base *= base;
+		e >>= 1;
+	}
+	return result;
+}
+
+bool memory_parse_float(const char *text, float *out)
+{
+	const char *c = text;
+	bool negative = *c == '-';
+	uint64_t mantissa = 0;
+	int digits = 0;
+	int exp10 = 0;
+	int exp = 0;
+	bool exp_negative = false;
+	double value;
+
+	c += negative;
+	for (; *c >= '0' && *c <= '9'; c++) {
+		if (digits < 18) {
+			mantissa = mantissa * 10 + (uint64_t)(*c - '0');
+			digits += mantissa != 0;
+		} else {
+			exp10++;
+		}
+	}
+	if (*c == '.') {
+		for (c++; *c >= '0' && *c <= '9'; c++) {
+			if (digits < 18) {
+				mantissa = mantissa * 10 + (uint64_t)(*c - '0');
+				digits += mantissa != 0;
+				exp10--;
+			}
+		}
+	}
+	if (*c == 'e' || *c == 'E') {
+		c++;
+		exp_negative = *c == '-';
+		c += *c == '-' || *c == '+';
+		for (; *c >= '0' && *c <= '9'; c++) {
+			if (exp < 100000) {
+				exp = exp * 10 + (*c - '0');
+			}
+		}
+	}
+	exp10 += exp_negative ? -exp : exp;
+	value = (double)mantissa;
+	if (mantissa == 0 || exp10 < -400) {
+		value = 0;
+	} else if (exp10 > 60) {
+		return false; /* at most 18 digits: beyond 1e78, far beyond float */
+	} else if (exp10 >= 0) {
+		value *= pow10_d(exp10);
+	} else {
+		/* Two steps keep 10^-exp10 within double's range. */
+		int first = -exp10 > 300 ? 300 : -exp10;
+
+		value /= pow10_d(first);
+		value /= pow10_d(-exp10 - first);
+	}
+	if (value > FLOAT_MAX) {
+		return false;
+	}
+	*out = (float)(negative ? -value : value);
+	return true;
+}
+
+static void keep_message(struct memory_embed_parse *p, const struct json_value *v)
+{
+	size_t room = MEMORY_EMBED_MESSAGE_MAX - p->message_len;
+	size_t n = v->len < room ? v->len : room;
+
+	if (v->first) {
+		p->message_len = 0;
+		n = v->len < MEMORY_EMBED_MESSAGE_MAX ? v->len : MEMORY_EMBED_MESSAGE_MAX;
+	}
+	/* Control characters would break the one-line reason. */
+	for (size_t i = 0; i < n; i++) {
+		char ch = v->text[i];
+
+		p->message[p->message_len++] = (unsigned char)ch < 0x20 ? ' ' : ch;
+	}
+	p->message[p->message_len] = '\0';
+}
+
+static int on_value(void *user_data, const struct json_stream *js, const struct json_value *v)
+{
+	struct memory_embed_parse *p = user_data;
+	bool begin = v->token == JSON_OBJECT_BEGIN || v->token == JSON_ARRAY_BEGIN;
+	bool end = v->token == JSON_OBJECT_END || v->token == JSON_ARRAY_END;
+	bool first_part = v->token != JSON_STRING || v->first;
+
+	if (end || !first_part) {
+		if (v->token == JSON_STRING && json_stream_path_is(js, "error.message")) {
+			keep_message(p, v);
+		}
+		return 0;
+	}
+	if (json_stream_depth(js) == 0) {
+		p->not_object = v->token != JSON_OBJECT_BEGIN;
+	} else if (json_stream_path_is(js, "error.message")) {
+		if (v->token == JSON_STRING) {
+			keep_message(p, v);
+		}
+	} else if (json_stream_path_is(js, "data")) {
+		p->data_seen = v->token == JSON_ARRAY_BEGIN;
+	} else if (json_stream_path_is(js, "data.#")) {
+		p->data_count += p->data_count < 9999;
+		p->not_object = p->not_object || v->token != JSON_OBJECT_BEGIN;
+	} else if (json_stream_index(js, 2) != 0) {
+		return 0; /* a second element: only counted */
+	} else if (json_stream_path_is(js, "data.#.embedding")) {
+		p->embedding_seen = true;
+		p->not_number = p->not_number || v->token != JSON_ARRAY_BEGIN;
+	} else if (json_stream_path_is(js, "data.#.embedding.#")) {
+		float x;
+
+		if (v->token != JSON_NUMBER || begin) {
+			p->not_number = true;
+		} else if (!memory_parse_float(v->text, &x)) {
+			p->out_of_range = true;
+		} else if (p->dim < p->dim_max) {
+			p->out[p->dim] = x;
+		}
+		p->dim++;
+	}
+	return 0;
+}
+
+void memory_embed_parse_init(struct memory_embed_parse *p, float *out, size_t dim_max)
+{
+	memset(p, 0, sizeof(*p));
+	p->out = out;
+	p->dim_max = dim_max;
+	json_stream_init(&p->js, on_value, p);
+}
+
+int memory_embed_parse_feed(struct memory_embed_parse *p, const char *data, size_t len)
+{
+	return json_stream_feed(&p->js, data, len);
+}
+
+static int refuse(struct memory_embed_parse *p, const char *why)
+{
+	snprintf(p->why, sizeof(p->why), "%s", why);
+	return -EBADMSG;
+}
+
+int memory_embed_parse_finish(struct memory_embed_parse *p)
+{
+	if (json_stream_finish(&p->js) != 0) {
+		return refuse(p, "the embeddings answer is not valid JSON");
+	}
+	if (p->not_object) {
+		return refuse(p, "the embeddings answer is not an object with a data list");
+	}
+	if (!p->data_seen || p->data_count == 0) {
+		return refuse(p, "the embeddings answer has no data");
+	}
+	if (p->data_count != 1) {
+		snprintf(p->why, sizeof(p->why),
+			 "the embeddings answer has %d embeddings for one input", p->data_count);
+		return -EBADMSG;
+	}
+	if (!p->embedding_seen) {
+		return refuse(p, "the embeddings answer has no embedding");
+	}
+	if (p->not_number) {
+		return refuse(p, "the embedding is not a list of numbers");
+	}
+	if (p->out_of_range) {
+		return refuse(p, "the embedding has a number out of range");
+	}
+	if (p->dim != p->dim_max) {
+		snprintf(p->why, sizeof(p->why),
+			 "the embedding has %u dimensions; the memory needs %u",
+			 (unsigned int)(p->dim > 999999 ? 999999 : p->dim),
+			 (unsigned int)p->dim_max);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+#endif /* CONFIG_AGENT_TOOLS_MEMORY */

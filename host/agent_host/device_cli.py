@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from . import convfile, feeder, man_pages, module_dir, terminal, tool_status
-from .errors import DeviceTimeoutError, TransportError, UsageError
+from .errors import DeviceRefusedError, DeviceTimeoutError, TransportError, UsageError
 from .mgmt import messages
 from .mgmt.device import DEFAULT_TIMEOUT, Device, open_device
 from .mgmt.transport import DEFAULT_BAUDRATE, MAX_MTU, MIN_MTU, Endpoint, parse_udp
@@ -374,8 +374,13 @@ async def _live_session(device: Device, args: argparse.Namespace, out: Output,
             _show_system_tools(out, status)
             shown.append(status)
         await asyncio.sleep(args.interval)
-        more = await device.tool_status(off=len(data))
-        if more.gen != stream.gen:
+        try:
+            more = await device.tool_status(off=len(data))
+        except DeviceRefusedError as err:
+            if err.rc_name != "ERANGE":
+                raise
+            more = None  # the stream started again and is shorter than what was read
+        if more is None or more.gen != stream.gen:
             stream = await device.tool_status(agent=args.agent, refresh=True)
             data = stream.data
         else:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import os
 import struct
 import subprocess
@@ -23,7 +22,7 @@ import pytest
 from agent_host.mgmt import Endpoint, open_device
 from agent_host.testing.agent_tools import ask, configure
 from agent_host.testing.sim_device import SimDevice
-from agent_host.testserver import Faults, RecordedRequest, Script, TestServer
+from agent_host.testserver import Faults, Script, TestServer
 from agent_host.testserver.dialogue import (
     advertised_names,
     function_call_output,
@@ -32,12 +31,20 @@ from agent_host.testserver.dialogue import (
 )
 from agent_host.tool_status import GROUPS
 from flash_image import exists, read_file, write_files
+from selection_checks import (
+    API_PATH,
+    RecordCheck,
+    agent_table,
+    defaults,
+    tool_output,
+    walk_agent_bits,
+    walk_default_bits,
+)
 
 pytestmark = pytest.mark.sim_only("the simulator's flash image, settings file and pty")
 
 AGENT_HOST = Path(sys.executable).with_name("agent-host")
 SETTINGS = ".settings"
-API_PATH = {"chat": "/v1/chat/completions", "responses": "/v1/responses"}
 
 
 # -- the simulator's settings file (docs/sim-settings-file.md) --------------------------------
@@ -76,83 +83,32 @@ def provision(sims, records: dict[str, bytes], extra: list[str] | None = None) -
     return sims.start(extra)
 
 
-# -- the console's views ----------------------------------------------------------------------
-def defaults(dut: SimDevice, command: str = "tool") -> tuple[int, dict[str, str]]:
-    lines = dut.exec_command(command)
-    assert lines[0].startswith("tools.mask "), lines
-    rows = dict(line.split() for line in lines[1:])
-    assert list(rows) == list(GROUPS), lines
-    return int(lines[0].split()[1]), rows
-
-
-def agent_table(dut: SimDevice, agent: int, command: str | None = None
-                ) -> tuple[list[str], dict[str, tuple[str, str, str]]]:
-    """`agent ID tools` as (the lines before the table, {group: (default, override,
-    effective word)})."""
-    lines = dut.exec_command(command or f"agent {agent} tools")
-    head = lines.index("  group          default override effective")
-    rows = {}
-    for line in lines[head + 1:]:
-        group, default, override, effective = line.split(None, 3)
-        rows[group] = (default, override, effective.split(":")[0])
-    assert list(rows) == list(GROUPS), lines
-    return lines[:head], rows
-
-
 # -- commands and records ---------------------------------------------------------------------
-def test_tool_sets_each_bit_of_tools_mask_and_a_restart_keeps_it(sims) -> None:
+def record_check(sims, key: str) -> RecordCheck:
+    def check(value: int | None) -> None:
+        assert stored(sims).get(key) == (None if value is None else str(value).encode())
+    return check
+
+
+def test_tool_stores_each_bit_of_tools_mask_and_a_restart_keeps_it(sims) -> None:
     dut = sims.start()
-    assert defaults(dut) == (1023, {g: "on" for g in GROUPS})
-    assert "agent/tools.mask" not in stored(sims)
-    for bit, group in enumerate(GROUPS):
-        mask, rows = defaults(dut, f"tool {group} off")
-        assert mask == 1023 - (1 << bit), group
-        assert [g for g, v in rows.items() if v == "off"] == [group]
-        assert stored(sims)["agent/tools.mask"] == str(1023 - (1 << bit)).encode()
-        assert defaults(dut, f"tool {group} on")[0] == 1023
-    assert defaults(dut, "tool all off") == (0, {g: "off" for g in GROUPS})
+    walk_default_bits(dut, record_check(sims, "agent/tools.mask"))
     assert defaults(dut, "tool run on")[0] == 1 << 6
     dut = sims.restart(dut)
     assert defaults(dut)[0] == 1 << 6
-    assert defaults(dut, "tool all on")[0] == 1023
-    # Refusals change nothing.
-    assert dut.exec_command("tool fs_read maybe") == ["agent: usage: tool [all|NAME on|off]"]
-    assert dut.exec_command("tool fs_reads off")[0].startswith('agent: no tool group "fs_reads"')
-    assert dut.exec_command("tool fs_read off extra") == ["agent: usage: tool [all|NAME on|off]"]
-    assert defaults(dut)[0] == 1023
 
 
-def test_agent_tools_writes_two_bits_per_group(sims) -> None:
+def test_agent_tools_stores_two_bits_per_group_and_a_restart_keeps_them(sims) -> None:
     dut = sims.start()
-    key = "agent/tools.agent.0"
-    for bit, group in enumerate(GROUPS):
-        for word, value in (("off", 1), ("on", 2)):
-            _, rows = agent_table(dut, 0, f"agent 0 tools {group} {word}")
-            assert rows[group][1] == word
-            assert stored(sims)[key] == str(value << (2 * bit)).encode(), (group, word)
-        agent_table(dut, 0, f"agent 0 tools {group} inherit")
-        assert key not in stored(sims)  # every group inherits: no record
-    _, rows = agent_table(dut, 0, "agent 0 tools all off")
-    assert {r[1:] for r in rows.values()} == {("off", "off")}
-    assert stored(sims)[key] == str(sum(1 << (2 * b) for b in range(10))).encode()
-    # An override beats the default in either direction.
+    walk_agent_bits(dut, 0, record_check(sims, "agent/tools.agent.0"))
+    agent_table(dut, 0, "agent 0 tools all inherit")
     assert defaults(dut, "tool fs_list off")[0] == 1023 - 8
-    _, rows = agent_table(dut, 0, "agent 0 tools fs_list on")
-    assert rows["fs_list"] == ("off", "on", "on")
+    agent_table(dut, 0, "agent 0 tools fs_list on")
+    agent_table(dut, 0, "agent 0 tools fs_read off")
     dut = sims.restart(dut)
     _, rows = agent_table(dut, 0)
     assert rows["fs_list"] == ("off", "on", "on") and rows["fs_read"] == ("on", "off", "off")
-    _, rows = agent_table(dut, 0, "agent 0 tools all inherit")
-    assert rows["fs_read"][1:] == ("inherit", "on") and rows["fs_list"][1:] == ("inherit", "off")
-    assert key not in stored(sims)
-    # Refusals: an id out of range, a slot without a conversation, a bad word or group.
-    assert dut.exec_command("agent 9 tools") == ["agent: agent ids are 0..8"]
-    assert dut.exec_command("agent 2 tools fs_read off") == [
-        "agent: agent 2: slot 2 holds no conversation"]
-    assert dut.exec_command("agent 0 tools fs_read maybe") == [
-        "agent: usage: agent ID tools [NAME|all on|off|inherit]"]
-    assert dut.exec_command("agent 0 tools nothing off")[0].startswith(
-        'agent: no tool group "nothing"')
+    assert stored(sims)["agent/tools.agent.0"] == str(2 << 6 | 1 << 4).encode()
 
 
 @pytest.mark.parametrize(("record", "invalid"), [
@@ -190,70 +146,6 @@ def test_a_provisioned_tools_mask_applies_at_a_fresh_boot(sims, mask: bytes, sho
 
 
 # -- the request bodies -----------------------------------------------------------------------
-def tool_output(api: str, req: RecordedRequest) -> object:
-    if api == "responses":
-        return function_call_output(req.json)[1]
-    return json.loads(req.json["messages"][-1]["content"])
-
-
-@pytest.mark.parametrize("api", ["responses", "chat"])
-def test_every_group_off_sends_no_tools_and_refuses_a_call(sims, api: str) -> None:
-    dut = sims.start()
-    assert defaults(dut, "tool all off")[0] == 0
-    script = Script([
-        tool_call_reply(api, "system_status", {}, "call_0", response_id="r0"),
-        text_reply(api, "No tools.", response_id="r1"),
-    ])
-    with TestServer(script) as srv:
-        configure(dut, srv.url(API_PATH[api]))
-        run = ask(dut, "what is your status?")
-        reqs = srv.wait_for_requests(2)
-        srv.check()
-    for req in reqs:
-        assert "tools" not in req.json and "parallel_tool_calls" not in req.json
-        assert "tool_choice" not in req.json
-    instructions = (reqs[0].json["instructions"] if api == "responses"
-                    else reqs[0].json["messages"][0]["content"])
-    assert "tool" not in instructions.lower()
-    assert tool_output(api, reqs[1]) == {
-        "refused": "system_status is disabled by the tool selection (every group is off for "
-                   "this agent)"}
-    assert "No tools." in "\n".join(run.lines)
-    # The agent's own choice does the same with the defaults on.
-    assert defaults(dut, "tool all on")[0] == 1023
-    agent_table(dut, 0, "agent 0 tools all off")
-    with TestServer(Script([text_reply(api, "Fine.", response_id="r2")])) as srv:
-        configure(dut, srv.url(API_PATH[api]))
-        ask(dut, "hello")
-        assert "tools" not in srv.wait_for_requests(1)[0].json
-
-
-@pytest.mark.parametrize("api", ["responses", "chat"])
-def test_a_disabled_group_is_not_offered_and_its_call_is_refused(sims, api: str) -> None:
-    dut = sims.start()
-    defaults(dut, "tool fs_read off")
-    script = Script([
-        tool_call_reply(api, "tool_search", {"query": "read a file"}, "call_0",
-                        response_id="r0"),
-        tool_call_reply(api, "storage_read", {"path": "x.txt"}, "call_1", response_id="r1"),
-        text_reply(api, "Done.", response_id="r2"),
-    ])
-    with TestServer(script) as srv:
-        configure(dut, srv.url(API_PATH[api]))
-        ask(dut, "read x.txt")
-        reqs = srv.wait_for_requests(3)
-        srv.check()
-    offered = advertised_names(reqs[1].json, api) or []
-    assert "storage_stat" in offered  # fs_stat is on: tool_search found it
-    assert not {"storage_read", "storage_read_range", "storage_search"} & set(offered)
-    assert "system_status" in offered and "tool_search" in offered  # no group: offered
-    assert tool_output(api, reqs[2]) == {
-        "refused": "storage_read is disabled by the tool selection (group fs_read is off for "
-                   "this agent)"}
-    status = dut.exec_command("agent status")
-    assert any("denied" in line for line in status)
-
-
 def test_a_change_during_a_turn_applies_when_the_next_turn_starts(sims) -> None:
     """The selection is read when a request starts: switching fs_read off over SMP while the
     model's first answer is still arriving does not change that request, only the next one."""

@@ -9,9 +9,23 @@ from __future__ import annotations
 import pytest
 from agent_host.testing.agent_tools import ask, configure
 from agent_host.testing.sim_device import SimDevice
-from agent_host.testserver import Script, TestServer
+from agent_host.testserver import RecordedRequest, Script, TestServer
 from agent_host.testserver.dialogue import advertised_names, text_reply, tool_call_reply
 from selection_checks import API_PATH, agent_table, defaults, tool_output
+
+#: The members of a request without tools.
+BODY_KEYS = {"responses": {"model", "instructions", "input", "reasoning", "store", "stream"},
+             "chat": {"model", "messages", "stream", "stream_options"}}
+BOARD_END = "answer briefly in plain text."
+TOOL_LINE = ("Tools: call the device's tools as functions, one call at a time; find one with "
+             "tool_search before saying something cannot be done. Tools that write files or run "
+             "code ask the person at the console first; if a call is denied, say what you would "
+             "have done and offer another way.")
+
+
+def instructions(api: str, req: RecordedRequest) -> str:
+    body = req.json
+    return str(body["instructions"] if api == "responses" else body["messages"][0]["content"])
 
 
 @pytest.mark.parametrize("api", ["responses", "chat"])
@@ -28,12 +42,10 @@ def test_every_group_off_sends_no_tools_and_refuses_a_call(dut: SimDevice, api: 
         run = ask(dut, "what is your status?")
         reqs = srv.wait_for_requests(2)
         srv.check()
-    for req in reqs:
-        assert "tools" not in req.json and "parallel_tool_calls" not in req.json
-        assert "tool_choice" not in req.json
-    instructions = (reqs[0].json["instructions"] if api == "responses"
-                    else reqs[0].json["messages"][0]["content"])
-    assert "tool" not in instructions.lower()
+    for req in reqs:  # exactly these members (and the continuation): nothing about tools
+        assert set(req.json) - {"previous_response_id"} == BODY_KEYS[api], req.json
+    off = instructions(api, reqs[0])
+    assert "tool" not in off.lower()
     assert tool_output(api, reqs[1]) == {
         "refused": "system_status is disabled by the tool selection (every group is off for "
                    "this agent)"}
@@ -44,7 +56,15 @@ def test_every_group_off_sends_no_tools_and_refuses_a_call(dut: SimDevice, api: 
     with TestServer(Script([text_reply(api, "Fine.", response_id="r2")])) as srv:
         configure(dut, srv.url(API_PATH[api]))
         ask(dut, "hello")
-        assert "tools" not in srv.wait_for_requests(1)[0].json
+        assert set(srv.wait_for_requests(1)[0].json) == BODY_KEYS[api]
+    # With a group on again, the tool-use line is back right after the board line.
+    agent_table(dut, 0, "agent 0 tools fs_stat on")
+    with TestServer(Script([text_reply(api, "Fine.", response_id="r3")])) as srv:
+        configure(dut, srv.url(API_PATH[api]))
+        ask(dut, "hello")
+        on = instructions(api, srv.wait_for_requests(1)[0])
+    assert on == off.replace(BOARD_END, BOARD_END + " " + TOOL_LINE, 1), (on, off)
+    agent_table(dut, 0, "agent 0 tools all inherit")
 
 
 @pytest.mark.parametrize("api", ["responses", "chat"])

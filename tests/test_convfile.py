@@ -7,23 +7,35 @@ import struct
 import pytest
 from agent_host import convfile
 from agent_host.safe_text import terminal_safe
-from conv_bytes import EXAMPLE, build
+from conv_bytes import EXAMPLE, EXAMPLE_V1, assemble, build, record
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 
 def test_the_documented_example_parses() -> None:
     conv = convfile.parse(EXAMPLE, slot=1)
-    assert (conv.slot, conv.protocol, conv.conversation_id, conv.sequence) == (1, 2, 1, 1)
-    assert (conv.turns, conv.size, len(conv.records)) == (1, 140, 6)
+    assert (conv.version, conv.slot, conv.protocol, conv.conversation_id, conv.sequence) == (
+        2, 1, 2, 1, 1)
+    assert (conv.turns, conv.size, len(conv.records)) == (1, 174, 8)
     assert (conv.provider, conv.model, conv.title) == ("openai", "gpt-test", "Hi")
+    assert [r.type for r in conv.records] == [1, 2, 3, 16, 18, 21, 17, 19]
+    assert conv.records[4].payload == b"system_status {}"
+    assert conv.records[5].payload == b"\x01\x00"
+    assert conv.records[7].payload == b"resp_1"
+
+
+def test_the_version_1_example_still_parses() -> None:
+    conv = convfile.parse(EXAMPLE_V1, slot=1)
+    assert (conv.version, conv.turns, conv.size) == (1, 1, 140)
     assert [r.type for r in conv.records] == [1, 2, 3, 16, 17, 19]
-    assert conv.records[5].payload == b"resp_1"
+    assert "tool" not in convfile.transcript(conv)
 
 
 def test_the_builder_writes_the_documented_bytes() -> None:
-    assert build(1, 2, "openai", "gpt-test", "Hi", [("hello", [], "world")],
+    assert build(1, 2, "openai", "gpt-test", "Hi", [("hello", [("system_status {}", 1)], "world")],
                  response_id="resp_1") == EXAMPLE
+    assert build(1, 2, "openai", "gpt-test", "Hi", [("hello", [], "world")],
+                 response_id="resp_1", version=1) == EXAMPLE_V1
 
 
 def test_every_byte_flip_is_detected() -> None:
@@ -38,7 +50,7 @@ def test_every_truncation_and_extension_is_detected() -> None:
     for size in range(len(EXAMPLE)):
         with pytest.raises(convfile.ConvFormatError):
             convfile.parse(EXAMPLE[:size], slot=1)
-    with pytest.raises(convfile.ConvFormatError, match="the header says 140 bytes"):
+    with pytest.raises(convfile.ConvFormatError, match="the header says 174 bytes"):
         convfile.parse(EXAMPLE + b"\0", slot=1)
 
 
@@ -50,7 +62,7 @@ def test_wrong_slot_is_refused() -> None:
 def test_a_bad_file_crc_names_both_values() -> None:
     bad = EXAMPLE[:-4] + struct.pack("<I", 0x12345678)
     with pytest.raises(convfile.ConvFormatError, match="file CRC mismatch .trailer 0x12345678, "
-                                                       "computed 0x26535aa1"):
+                                                       "computed 0xf38bdbee"):
         convfile.parse(bad, slot=1)
 
 
@@ -78,6 +90,58 @@ def test_transcript_shows_turns_tools_and_usage() -> None:
         "assistant: Rain.\n"
         "tokens: input 10, output 5, total 15, reasoning 0\n"
     )
+
+
+def test_transcript_shows_the_tool_ids() -> None:
+    """A built-in tool's id after its line; an imported tool's 0, its name in the line; a
+    tool record without an id (version 1, or a writer without ids) as before."""
+    data = build(1, 2, "openai", "gpt", "t", [
+        ("q", [("storage_read {\"path\":\"/lfs/a\"}", 6), ("weather {\"city\":\"Oslo\"}", 0),
+               "storage_list {}"], "a"),
+    ])
+    text = convfile.transcript(convfile.parse(data, slot=1))
+    assert text.splitlines()[-4:] == [
+        'tool: storage_read {"path":"/lfs/a"} (tool id 6)',
+        'tool: weather {"city":"Oslo"} (tool id 0)',
+        "tool: storage_list {}",
+        "assistant: a",
+    ]
+    assert "tool id" in convfile.transcript(convfile.parse(EXAMPLE, slot=1))
+
+
+def one_turn(records: list[bytes], version: int = 2) -> bytes:
+    meta = [record(1, b"openai"), record(2, b"gpt"), record(3, b"t")]
+    return assemble(1, 2, [*meta, record(16, b"q"), *records, record(17, b"a")], 1,
+                    version=version)
+
+
+TOOL = record(18, b"storage_read {}")
+
+
+@pytest.mark.parametrize("size", [0, 1, 3, 4])
+def test_a_tool_id_of_another_size_is_refused(size: int) -> None:
+    convfile.parse(one_turn([TOOL, record(21, b"\x06\x00")]), slot=1)
+    with pytest.raises(convfile.ConvFormatError, match=f"a tool id of {size} bytes, expected 2"):
+        convfile.parse(one_turn([TOOL, record(21, bytes(size))]), slot=1)
+
+
+def test_a_tool_id_after_no_tool_record_is_refused() -> None:
+    with pytest.raises(convfile.ConvFormatError, match="record 4: a tool id not after a tool"):
+        convfile.parse(one_turn([record(21, b"\x06\x00"), TOOL]), slot=1)
+    with pytest.raises(convfile.ConvFormatError, match="record 6: a tool id not after a tool"):
+        convfile.parse(one_turn([TOOL, record(21, b"\x06\x00"), record(21, b"\x06\x00")]),
+                       slot=1)
+
+
+def test_version_1_knew_no_tool_id_and_versions_0_and_3_are_refused() -> None:
+    # In a version-1 file type 21 is an unknown type: kept, not checked, not shown.
+    conv = convfile.parse(one_turn([record(21, b"\x06\x00\x00")], version=1), slot=1)
+    assert conv.records[4].type == 21
+    assert "tool" not in convfile.transcript(conv)
+    for version in (0, 3):
+        with pytest.raises(convfile.ConvFormatError,
+                           match=f"format version {version} .this reader knows 1, 2."):
+            convfile.parse(one_turn([], version=version), slot=1)
 
 
 def test_response_ids_are_left_out_of_the_transcript() -> None:

@@ -19,7 +19,8 @@ from agent_host import cli
 from agent_host.mgmt import device as device_mod
 from agent_host.mgmt import messages
 from agent_host.mgmt.transport import Endpoint
-from conv_bytes import EXAMPLE, build
+from conv_bytes import EXAMPLE_V1 as EXAMPLE  # version 1, 140 bytes: still read and exported
+from conv_bytes import build
 from fake_smp import (
     Answer,
     Disconnect,

@@ -16,7 +16,8 @@ from .safe_text import terminal_safe
 
 HEADER_MAGIC = b"AGCV"
 TRAILER_MAGIC = b"AGCE"
-VERSION = 1
+VERSION = 2  # written by the device; VERSIONS are read
+VERSIONS = (1, 2)
 HEADER_SIZE = 48
 TRAILER_SIZE = 12
 RECORD_OVERHEAD = 8
@@ -34,6 +35,8 @@ REC_ASSISTANT = 17
 REC_TOOL = 18
 REC_RESPONSE_ID = 19
 REC_USAGE = 20
+REC_TOOL_ID = 21  # version 2: u16, the numeric tool id of the tool record before it
+TOOL_ID_SIZE = 2
 
 PROTOCOLS = {0: "none", 1: "Chat Completions", 2: "Responses"}
 
@@ -51,6 +54,7 @@ class Record:
 
 @dataclass(frozen=True)
 class ConvFile:
+    version: int
     slot: int
     protocol: int
     conversation_id: int
@@ -94,8 +98,9 @@ def parse(data: bytes, slot: int | None = None) -> ConvFile:
         count, header_file_size = _HEADER.unpack_from(data, 0)
     if magic != HEADER_MAGIC:
         raise ConvFormatError(f"bad header magic {magic!r}")
-    if version != VERSION:
-        raise ConvFormatError(f"format version {version} (this reader knows {VERSION})")
+    if version not in VERSIONS:
+        raise ConvFormatError(f"format version {version} (this reader knows "
+                              f"{', '.join(map(str, VERSIONS))})")
     if header_size != HEADER_SIZE:
         raise ConvFormatError(f"header size {header_size}, expected {HEADER_SIZE}")
     (header_crc,) = struct.unpack_from("<I", data, 44)
@@ -133,10 +138,19 @@ def parse(data: bytes, slot: int | None = None) -> ConvFile:
         raise ConvFormatError(f"the header says {count} records, the file has {len(records)}")
     if [r.type for r in records[:3]] != [REC_PROVIDER, REC_MODEL, REC_TITLE]:
         raise ConvFormatError("records 0..2 are not provider, model and title")
+    if version >= 2:
+        for index, r in enumerate(records):
+            if r.type != REC_TOOL_ID:
+                continue
+            if len(r.payload) != TOOL_ID_SIZE:
+                raise ConvFormatError(f"record {index}: a tool id of {len(r.payload)} bytes, "
+                                      f"expected {TOOL_ID_SIZE}")
+            if records[index - 1].type != REC_TOOL:
+                raise ConvFormatError(f"record {index}: a tool id not after a tool record")
     users = sum(1 for r in records if r.type == REC_USER)
     if users != turns:
         raise ConvFormatError(f"the header says {turns} turns, the file has {users}")
-    return ConvFile(slot=file_slot, protocol=protocol, conversation_id=conv_id, sequence=seq,
+    return ConvFile(version=version, slot=file_slot, protocol=protocol, conversation_id=conv_id, sequence=seq,
                     created=created, updated=updated, turns=turns, size=size,
                     records=tuple(records))
 
@@ -155,9 +169,11 @@ def _indent(text: str) -> str:
 
 
 def transcript(conv: ConvFile) -> str:
-    """The conversation as text: a short header, then each turn's user message, tool lines,
-    answer and token usage. Response ids and records of unknown types are left out. Every text
-    from the file goes through terminal_safe(): nothing in it can steer a terminal."""
+    """The conversation as text: a short header, then each turn's user message, tool lines
+    (each with its numeric tool id when the file has one: "(tool id N)", 0 for an imported
+    tool, whose name is the line's first word), answer and token usage. Response ids and
+    records of unknown types are left out. Every text from the file goes through
+    terminal_safe(): nothing in it can steer a terminal."""
     lines = [
         f"title:    {terminal_safe(conv.title)}",
         f"provider: {terminal_safe(conv.provider)}",
@@ -175,6 +191,9 @@ def transcript(conv: ConvFile) -> str:
             lines += ["", f"--- turn {turn} ---", f"user: {_indent(text)}"]
         elif record.type == REC_TOOL:
             lines.append(f"tool: {text}")
+        elif record.type == REC_TOOL_ID and conv.version >= 2:
+            (tool_id,) = struct.unpack("<H", record.payload)
+            lines[-1] += f" (tool id {tool_id})"
         elif record.type == REC_ASSISTANT:
             lines.append(f"assistant: {_indent(text)}")
         elif record.type == REC_USAGE and len(record.payload) == 16:

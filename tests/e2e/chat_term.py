@@ -240,6 +240,8 @@ class ChatTerm:
 
 REC_PROVIDER, REC_MODEL, REC_TITLE = 1, 2, 3
 REC_USER, REC_ASSISTANT, REC_TOOL, REC_RESPONSE_ID, REC_USAGE = 16, 17, 18, 19, 20
+REC_TOOL_ID = 21  # version 2: u16, the tool id of the tool record before it
+VERSION = 2
 HEADER_BYTES = 48
 TRAILER_BYTES = 12
 
@@ -262,7 +264,7 @@ def parse_conversation(data: bytes) -> Conversation:
     """A conversation file, every check of the format's "Valid file" made (AssertionError)."""
     assert len(data) >= HEADER_BYTES + 3 * 8 + TRAILER_BYTES, len(data)
     head = data[:HEADER_BYTES]
-    assert head[:4] == b"AGCV" and head[4] == 1 and head[5] == HEADER_BYTES, head[:6]
+    assert head[:4] == b"AGCV" and head[4] == VERSION and head[5] == HEADER_BYTES, head[:6]
     (crc,) = struct.unpack_from("<I", head, 44)
     assert crc == zlib.crc32(head[:44]), "header CRC"
     conv_id, sequence = struct.unpack_from("<II", head, 8)

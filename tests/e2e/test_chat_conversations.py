@@ -29,6 +29,7 @@ from chat_term import (
     REC_RESPONSE_ID,
     REC_TITLE,
     REC_TOOL,
+    REC_TOOL_ID,
     REC_USAGE,
     REC_USER,
     RESUMED_BANNER,
@@ -133,7 +134,7 @@ def test_list_empty_then_rows_and_the_stored_file(sims, api: Api) -> None:
         ids = [[], []]
     assert conv.records == [
         (REC_PROVIDER, HOST.encode()), (REC_MODEL, MODEL.encode()), (REC_TITLE, b"hello agent"),
-        (REC_USER, b"hello agent"), (REC_TOOL, b"system_status {}"),
+        (REC_USER, b"hello agent"), (REC_TOOL, b"system_status {}"), (REC_TOOL_ID, b"\x01\x00"),
         (REC_ASSISTANT, FIRST.encode()), *ids[0], (REC_USAGE, usage[0]),
         (REC_USER, b"and again"), (REC_ASSISTANT, b"Second answer."), *ids[1],
         (REC_USAGE, usage[1]),

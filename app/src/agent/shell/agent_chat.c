@@ -30,6 +30,8 @@
 #include "conv_store.h"
 #include "http.h"
 #include "json_writer.h"
+#include "tool_ids.h"
+#include "tool_registry.h"
 #include "utf8.h"
 
 #define DEFAULT_COLS	80
@@ -40,6 +42,8 @@
 
 static char answer[CAPTURE_BYTES] AGENT_PSRAM_ATTR;
 static char tool_lines[CONFIG_AGENT_MAX_TOOLS_LIMIT][TOOL_LINE_MAX + 1] AGENT_PSRAM_ATTR;
+/* Each stored call's numeric tool id (docs/tools.md "Tool ids"): 0 for an imported tool. */
+static uint16_t tool_ids[CONFIG_AGENT_MAX_TOOLS_LIMIT];
 static struct conv_history history AGENT_PSRAM_ATTR;
 
 struct agent_chat_state agent_chat;
@@ -113,6 +117,8 @@ static void on_tool_call(void *user, const char *name, const char *arguments, si
 		size_t name_len = strlen(name);
 		size_t room = TOOL_LINE_MAX > name_len + 1 ? TOOL_LINE_MAX - name_len - 1 : 0;
 
+		/* The name stays in the line: an imported tool (id 0) is known by it. */
+		tool_ids[agent_chat.tool_count] = tool_numeric_id(tool_registry_find(name));
 		snprintf(tool_lines[agent_chat.tool_count++], TOOL_LINE_MAX + 1, "%s %.*s", name,
 			 (int)utf8_prefix(arguments, len, room < 100 ? room : 100), arguments);
 	}
@@ -229,6 +235,7 @@ static void commit_turn(const struct agent_request *req)
 		.assistant_len = agent_chat.answer_len,
 		.tools = lines,
 		.tool_count = agent_chat.tool_count,
+		.tool_ids = tool_ids,
 		.response_id = req->response_id,
 		.usage = &usage,
 	};

@@ -78,6 +78,10 @@ static int plan_turn(struct commit_plan *plan, const char **why)
 		}
 		bytes += CONV_RECORD_OVERHEAD + len;
 		plan->records++;
+		if (t->tool_ids != NULL) {
+			bytes += CONV_RECORD_OVERHEAD + CONV_TOOL_ID_BYTES;
+			plan->records++;
+		}
 	}
 	if (id_len > 0u) {
 		bytes += CONV_RECORD_OVERHEAD + id_len;
@@ -109,8 +113,16 @@ static int write_turn(struct conv_sink *out, const struct commit_plan *plan)
 	rec = (struct new_record){CONV_REC_USER, t->user, t->user_len};
 	err = write_record(out, &rec);
 	for (size_t i = 0; err == 0 && i < t->tool_count; i++) {
+		uint8_t id_raw[CONV_TOOL_ID_BYTES];
+
 		rec = (struct new_record){CONV_REC_TOOL, t->tools[i], strlen(t->tools[i])};
 		err = write_record(out, &rec);
+		if (err == 0 && t->tool_ids != NULL) {
+			id_raw[0] = (uint8_t)t->tool_ids[i];
+			id_raw[1] = (uint8_t)(t->tool_ids[i] >> 8);
+			rec = (struct new_record){CONV_REC_TOOL_ID, id_raw, sizeof(id_raw)};
+			err = write_record(out, &rec);
+		}
 	}
 	if (err == 0) {
 		rec = (struct new_record){CONV_REC_ASSISTANT, t->assistant, t->assistant_len};
@@ -293,6 +305,7 @@ static int commit_locked(struct conv_handle *h, const struct commit_plan *plan, 
 		*why = "conversation sequence numbers exhausted";
 		return -EOVERFLOW;
 	}
+	hdr.version = CONV_VERSION; /* a version-1 file becomes version 2 with this commit */
 	hdr.slot = h->slot;
 	hdr.sequence = conv_state.next_seq++;
 	if (h->pending) {

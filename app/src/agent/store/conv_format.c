@@ -81,10 +81,12 @@ int conv_header_decode(const uint8_t in[CONV_HEADER_BYTES], struct conv_header *
 {
 	uint32_t room;
 
-	if (memcmp(in, header_magic, sizeof(header_magic)) != 0 || in[4] != CONV_VERSION ||
-	    in[5] != CONV_HEADER_BYTES || conv_get_le32(in + 44) != conv_crc32(0, in, 44)) {
+	if (memcmp(in, header_magic, sizeof(header_magic)) != 0 || in[4] < CONV_VERSION_MIN ||
+	    in[4] > CONV_VERSION || in[5] != CONV_HEADER_BYTES ||
+	    conv_get_le32(in + 44) != conv_crc32(0, in, 44)) {
 		return -EBADMSG;
 	}
+	hdr->version = in[4];
 	hdr->slot = in[6];
 	hdr->protocol = in[7];
 	hdr->conv_id = conv_get_le32(in + 8);

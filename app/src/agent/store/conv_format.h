@@ -10,7 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CONV_VERSION	       1u
+#define CONV_VERSION	       2u /* written; version 1 files are read too */
+#define CONV_VERSION_MIN       1u
 #define CONV_HEADER_BYTES      48u
 #define CONV_RECORD_HEAD_BYTES 4u /* type, flags, length */
 #define CONV_RECORD_CRC_BYTES  4u
@@ -28,6 +29,7 @@
 #define CONV_TOOL_LINE_MAX   255u
 #define CONV_RESPONSE_ID_MAX 95u /* PROVIDER_ID_MAX */
 #define CONV_USAGE_BYTES     16u
+#define CONV_TOOL_ID_BYTES   2u /* a tool id record's payload: u16, exactly (version 2) */
 #define CONV_SLOT_MAX	     32u /* the slot field's range, 1..32 */
 
 enum conv_record_type {
@@ -39,9 +41,11 @@ enum conv_record_type {
 	CONV_REC_TOOL = 18,
 	CONV_REC_RESPONSE_ID = 19,
 	CONV_REC_USAGE = 20,
+	CONV_REC_TOOL_ID = 21, /* version 2: the numeric id of the tool record before it */
 };
 
 struct conv_header {
+	uint8_t version; /* decoded: CONV_VERSION_MIN..CONV_VERSION; encode writes CONV_VERSION */
 	uint8_t slot;
 	uint8_t protocol; /* enum agent_protocol */
 	uint32_t conv_id;
@@ -58,7 +62,7 @@ uint32_t conv_crc32(uint32_t crc, const void *data, size_t len);
 
 void conv_header_encode(const struct conv_header *hdr, uint8_t out[CONV_HEADER_BYTES]);
 /**
- * Decode and check magic, version, size, header CRC, slot range (1..32), the file size
+ * Decode and check magic, version (1 or 2), size, header CRC, slot range (1..32), the file size
  * (at least CONV_FILE_MIN_BYTES) and the record count (at least the meta records, at
  * most what the size allows). 0 or -EBADMSG.
  */

@@ -88,6 +88,11 @@ int conv_scan_head(struct conv_scan *s, uint8_t head[CONV_RECORD_HEAD_BYTES], ui
 		   *type == CONV_REC_TITLE) {
 		return -EBADMSG;
 	}
+	/* Version 2: a tool id is 2 bytes and follows a tool record (version 1: unknown). */
+	if (*type == CONV_REC_TOOL_ID && s->hdr.version >= 2u &&
+	    (*len != CONV_TOOL_ID_BYTES || s->last_type != CONV_REC_TOOL)) {
+		return -EBADMSG;
+	}
 	return 0;
 }
 
@@ -96,6 +101,7 @@ void conv_scan_done(struct conv_scan *s, uint8_t type, uint16_t len)
 {
 	s->pos += CONV_RECORD_OVERHEAD + len;
 	s->index++;
+	s->last_type = type;
 	if (type == CONV_REC_USER) {
 		s->users++;
 	}

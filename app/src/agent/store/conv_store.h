@@ -99,6 +99,9 @@ struct conv_turn {
 	size_t assistant_len;
 	const char *const *tools; /* tool_count summary lines, each at most 255 bytes */
 	size_t tool_count;
+	/* tool_count numeric tool ids (tool_numeric_id(): 0 for an imported tool), each stored
+	 * as a tool id record after its tool record; NULL stores none. */
+	const uint16_t *tool_ids;
 	const char *response_id;	/* Responses continuation id; NULL or "" for none */
 	const struct conv_usage *usage; /* NULL for none */
 };

@@ -53,6 +53,7 @@ struct conv_scan {
 	uint32_t index; /* records consumed */
 	uint32_t users;
 	uint32_t rec_crc; /* CRC of the last record read */
+	uint8_t last_type; /* type of the last record consumed (a tool id follows a tool) */
 	uint8_t *buf;	  /* the I/O block */
 };
 

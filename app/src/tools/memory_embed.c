@@ -21,9 +21,9 @@ struct exchange {
 	int status;
 };
 
-/* One embedding pass at a time: the tools run one at a time. */
-static char body[BODY_MAX];
-static struct exchange ex;
+/* One embedding pass at a time: the tools run one at a time. PSRAM where there is some. */
+static char body[BODY_MAX] AGENT_PSRAM_ATTR;
+static struct exchange ex AGENT_PSRAM_ATTR;
 
 const char *memory_embed_unavailable(const struct agent_config *cfg)
 {

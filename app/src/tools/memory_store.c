@@ -17,7 +17,7 @@
 static const uint8_t magic[4] = {'A', 'M', 'E', 'M'};
 
 /* One record at a time (the tools run one at a time). */
-static uint8_t record[MEMORY_RECORD_BYTES(MEMORY_NOTE_MAX) + 4];
+static uint8_t record[MEMORY_RECORD_BYTES(MEMORY_NOTE_MAX) + 4] AGENT_PSRAM_ATTR;
 
 uint32_t memory_crc32(uint32_t crc, const void *data, size_t len)
 {

@@ -17,11 +17,11 @@
 #include "tools_listing.h"
 #include "tools_memory.h"
 
-/* Kept off the worker stack: the tools run one at a time. */
-static float embedding[MEMORY_DIM];
-static struct memory_vec vec;
-static struct memory_hit hits[CONFIG_AGENT_MEMORY_RECALL_MAX];
-static char item_buf[MEMORY_NOTE_MAX * 6 + 64];
+/* Kept off the worker stack (the tools run one at a time), in PSRAM where there is some. */
+static float embedding[MEMORY_DIM] AGENT_PSRAM_ATTR;
+static struct memory_vec vec AGENT_PSRAM_ATTR;
+static struct memory_hit hits[CONFIG_AGENT_MEMORY_RECALL_MAX] AGENT_PSRAM_ATTR;
+static char item_buf[MEMORY_NOTE_MAX * 6 + 64] AGENT_PSRAM_ATTR;
 
 static const char *memory_unavailable(void)
 {

@@ -39,6 +39,8 @@ AGENT_HANDLER(modules_read, AGENT_MGMT_CMD_MODULES, false)
 AGENT_HANDLER(remove_write, AGENT_MGMT_CMD_REMOVE, true)
 AGENT_HANDLER(feed_read, AGENT_MGMT_CMD_FEED, false)
 AGENT_HANDLER(result_write, AGENT_MGMT_CMD_RESULT, true)
+AGENT_HANDLER(tool_status_read, AGENT_MGMT_CMD_TOOL_STATUS, false)
+AGENT_HANDLER(tool_select_write, AGENT_MGMT_CMD_TOOL_STATUS, true)
 
 static const struct mgmt_handler agent_handlers[AGENT_MGMT_CMD_COUNT] = {
 	[AGENT_MGMT_CMD_CONFIG] = {.mh_read = config_read, .mh_write = config_write},
@@ -55,6 +57,7 @@ static const struct mgmt_handler agent_handlers[AGENT_MGMT_CMD_COUNT] = {
 	[AGENT_MGMT_CMD_REMOVE] = {.mh_write = remove_write},
 	[AGENT_MGMT_CMD_FEED] = {.mh_read = feed_read},
 	[AGENT_MGMT_CMD_RESULT] = {.mh_write = result_write},
+	[AGENT_MGMT_CMD_TOOL_STATUS] = {.mh_read = tool_status_read, .mh_write = tool_select_write},
 };
 
 #if defined(CONFIG_MCUMGR_SMP_SUPPORT_ORIGINAL_PROTOCOL)

@@ -349,7 +349,7 @@ async def _read_agent(device: Device, agent: int) -> tool_status.AgentStatus:
 
 async def _system_tools(device: Device, args: argparse.Namespace, out: Output) -> int:
     for group, value in args.set or []:
-        await device.tool_select(group, value, args.agent)
+        await device.tool_select(group, value, args.select_agent)
     status = await _read_agent(device, args.agent)
     _show_system_tools(out, status)
     return 0
@@ -421,19 +421,20 @@ def _live(args: argparse.Namespace) -> int:
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
+    if args.set and args.live:
+        raise UsageError("tools: --set and --live exclude each other")
     if args.live and args.agent is None:
         raise UsageError("tools --live follows the System tools table of one agent: give "
                          "--agent ID")
     if args.live:
         return _live(args)
+    for group, value in args.set or []:
+        if value == "inherit" and args.agent is None:
+            raise UsageError(f"tools --set {group}=inherit: only an agent's choice "
+                             "inherits; give --agent ID")
+    args.select_agent = args.agent  # None: --set changes the instance defaults
     if args.set and args.agent is None:
-        for group, value in args.set:
-            if value == "inherit":
-                raise UsageError(f"tools --set {group}=inherit: only an agent's choice "
-                                 "inherits; give --agent ID")
-        args.agent = 0 if args.set else None
-    if args.set and args.live:
-        raise UsageError("tools: --set and --live exclude each other")
+        args.agent = 0  # then agent 0's table is shown
     if args.agent is not None:
         return _run(args, _system_tools)
     return _run(args, _tools)

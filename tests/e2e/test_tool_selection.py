@@ -286,6 +286,17 @@ def test_the_system_tools_table_is_the_devices_state_cell_by_cell(sims) -> None:
     _, rows = host_table(dut, "--agent", "0", "--set", "fs_read=inherit", "--set", "run=off")
     assert rows["fs_read"][:3] == ["on", "-", "on"] and rows["run"][:3] == ["on", "off", "off"]
     assert agent_table(dut, 0)[1]["run"] == ("on", "off", "off")
+    # Without --agent, --set changes the instance defaults; agent 0's table follows.
+    title, rows = host_table(dut, "--set", "all=off", "--set", "fs_list=on")
+    assert title == "System tools: agent 0, role conductor, tools.mask 8"
+    assert rows["fs_list"][:3] == ["on", "-", "on"] and rows["fs_stat"][:3] == ["off", "-", "off"]
+    assert rows["fs_read"][:3] == ["off", "-", "off"] and rows["run"][:3] == ["off", "off", "off"]
+    assert defaults(dut)[0] == 8
+    for args, message in ((["--set", "fs_read=inherit"], "only an agent's choice inherits"),
+                          (["--set", "run=on", "--live"], "--set and --live exclude"),
+                          (["--live"], "give --agent ID")):
+        result = host(dut, "tools", *args)
+        assert result.returncode == 2 and message in result.stderr, result
 
 
 def test_model_output_that_imitates_the_table_changes_nothing(sims) -> None:

@@ -13,19 +13,26 @@
 #include "man_cmd.h"
 #endif
 
-static int cmd_agent(const struct shell *sh, size_t argc, char **argv)
+/* Hand a command line to the core function @p run on this shell's console. */
+static int run_core(const struct shell *sh, size_t argc, char **argv,
+		    int (*run)(struct agent_console *console, int argc, char **argv))
 {
 	struct agent_console *console = zephyr_console_get(sh);
 
 	if (console == NULL) {
-		shell_error(sh, "agent: no console slot left for this shell");
+		shell_error(sh, "%s: no console slot left for this shell", argv[0]);
 		return -ENOMEM;
 	}
 	if (argc > (size_t)INT_MAX) {
 		return -E2BIG;
 	}
 	/* 0, a negative errno, or 1 when help was printed: the shell's own conventions. */
-	return agent_cmd_exec(console, (int)argc, argv);
+	return run(console, (int)argc, argv);
+}
+
+static int cmd_agent(const struct shell *sh, size_t argc, char **argv)
+{
+	return run_core(sh, argc, argv, agent_cmd_exec);
 }
 
 /*
@@ -36,18 +43,10 @@ static int cmd_agent(const struct shell *sh, size_t argc, char **argv)
 SHELL_CMD_ARG_REGISTER(agent, NULL, "LLM agent; `agent help` lists the subcommands.", cmd_agent,
 		       1, SHELL_OPT_ARG_CHECK_SKIP);
 
+/* `tool ...`: the tool selection's instance defaults (docs/tools.md "Tool selection"). */
 static int cmd_tool(const struct shell *sh, size_t argc, char **argv)
 {
-	struct agent_console *console = zephyr_console_get(sh);
-
-	if (console == NULL) {
-		shell_error(sh, "tool: no console slot left for this shell");
-		return -ENOMEM;
-	}
-	if (argc > (size_t)INT_MAX) {
-		return -E2BIG;
-	}
-	return agent_tool_exec(console, (int)argc, argv);
+	return run_core(sh, argc, argv, agent_tool_exec);
 }
 
 SHELL_CMD_ARG_REGISTER(tool, NULL,

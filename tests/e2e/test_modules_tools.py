@@ -246,7 +246,7 @@ def test_a_tampered_entry_in_the_journal_is_refused_at_boot(sims) -> None:
     rec1 = import_record("first", man1, bad, digest=hashlib.sha256(man1 + good).digest())
     man2 = manifest("second", "lua", digest=good)
     rec2 = import_record("second", man2, bad)
-    dut = start_with_files(sims, {JOURNAL: JOURNAL_HEADER + rec2 + rec1}, ["--modules="])
+    dut = start_with_files(sims, {JOURNAL: JOURNAL_HEADER + rec2 + rec1})
     boot = dut.transcript.decode(errors="replace")
     assert ("modules: journal replayed, 0 modules from 1 records; an incomplete import of "
             "first was cleared") in boot, boot
@@ -254,7 +254,7 @@ def test_a_tampered_entry_in_the_journal_is_refused_at_boot(sims) -> None:
     assert ("journal: 1 recorded modules did not fit or validate; second: digest: does not "
             "match the entry's SHA-256") in lines, lines
     assert "journal: an incomplete import of first was cleared at boot" in lines, lines
-    assert console_modules(dut) == {}
+    assert not {"first", "second"} & set(console_modules(dut))
     tools = dut.exec_command("agent tools")
     assert not any(line.startswith(("first ", "second ")) for line in tools), tools
 

@@ -2,7 +2,9 @@
 tools"): a simulator built with tests/conf/data-only.conf refuses a tool module on every route
 (the console's `agent import`, `agent-host import` over the management group, --modules at
 start-up, and the restore of a journal written by a build that accepts tool modules, with the
-reason reported) while it accepts roles and skills; the refused tool is never registered."""
+reason reported) while it accepts roles and skills; the refused tool is never registered. Under
+Twister the scenario agent.e2e.data_only (native_sim/native/64 with the option) runs the
+console's case on the firmware; the others need the simulator."""
 
 from __future__ import annotations
 
@@ -15,10 +17,12 @@ from pathlib import Path
 import pytest
 from agent_host import sim
 from agent_host.testing.sim_device import SimDevice
+from agent_host.testing.twister_device import under_twister
 from flash_image import write_files
 from module_checks import console_modules
 
-pytestmark = pytest.mark.sim_only("builds its own simulator with tests/conf/data-only.conf")
+SIM_ONLY = pytest.mark.sim_only("builds its own simulator with tests/conf/data-only.conf and "
+                                "starts it with simulator options")
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD_DIR = Path(os.environ.get("AGENT_SIM_DATA_ONLY_BUILD_DIR",
@@ -78,26 +82,44 @@ def devices(tmp_path: Path) -> Iterator[Devices]:
     devs.close()
 
 
+@pytest.fixture
+def data_only_dut(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[object]:
+    """A data-only device whose /lfs holds the console case's module directories: the
+    simulator built here, or under Twister the scenario's firmware (agent.e2e.data_only)."""
+    files = {**folder("t", TOOL), **folder("r", ROLE), **folder("s", SKILL)}
+    if under_twister(request.config.option):
+        sims = request.getfixturevalue("sims")
+        first = sims.start()
+        assert first.stop() == 0
+        write_files(sims.flash, files)
+        yield sims.start()
+        return
+    devs = Devices(tmp_path / "flash.bin")
+    yield devs.prepared(request.getfixturevalue("data_only_exe"), files)
+    devs.close()
+
+
 def tool_names(dut: SimDevice) -> list[str]:
     lines = dut.exec_command("agent tools")
     return [line.split()[0] for line in lines[2:] if line and not line.startswith(" ")]
 
 
-def test_the_console_refuses_a_tool_and_accepts_a_role_and_a_skill(devices: Devices,
-                                                                    data_only_exe: Path
+@pytest.mark.needs_host_flash("writes the module directories into the flash image")
+def test_the_console_refuses_a_tool_and_accepts_a_role_and_a_skill(data_only_dut: SimDevice
                                                                     ) -> None:
-    files = {**folder("t", TOOL), **folder("r", ROLE), **folder("s", SKILL)}
-    dut = devices.prepared(data_only_exe, files, ["--modules="])
+    dut = data_only_dut
     assert dut.exec_command("agent import t") == [f"import: greet refused: {REASON}"]
     assert dut.exec_command("agent import r") == ["import: role helper accepted (installed)"]
     assert dut.exec_command("agent import s") == [
         "import: skill arithmetic accepted (installed)"]
-    assert {n: (row[0], row[3]) for n, row in console_modules(dut).items()} == {
-        "helper": ("role", "installed"), "arithmetic": ("skill", "installed")}
+    rows = {n: (row[0], row[3]) for n, row in console_modules(dut).items()}
+    assert (rows["helper"], rows["arithmetic"]) == (("role", "installed"), ("skill", "installed"))
+    assert "greet" not in rows
     assert "greet" not in tool_names(dut)
     assert "skill_use" in tool_names(dut)
 
 
+@SIM_ONLY
 def test_the_host_route_refuses_a_tool_at_its_head(devices: Devices, data_only_exe: Path,
                                                    tmp_path: Path) -> None:
     dut = devices.start(data_only_exe, ["--modules="])
@@ -120,6 +142,7 @@ def test_the_host_route_refuses_a_tool_at_its_head(devices: Devices, data_only_e
     assert "helper" in console_modules(dut) and "greet" not in console_modules(dut)
 
 
+@SIM_ONLY
 def test_modules_at_start_up_refuses_the_tool_and_imports_the_rest(devices: Devices,
                                                                   data_only_exe: Path,
                                                                   tmp_path: Path) -> None:
@@ -134,6 +157,7 @@ def test_modules_at_start_up_refuses_the_tool_and_imports_the_rest(devices: Devi
     assert "greet" not in tool_names(dut)
 
 
+@SIM_ONLY
 def test_a_journal_of_another_build_restores_without_its_tools(devices: Devices,
                                                                data_only_exe: Path,
                                                                sim_exe: Path) -> None:

@@ -355,8 +355,10 @@ async def _system_tools(device: Device, args: argparse.Namespace, out: Output) -
     return 0
 
 
-LIVE_ERRORS = (TransportError, DeviceTimeoutError, OSError, asyncio.TimeoutError)
-"""What a stopped connection raises; live mode waits for the device instead."""
+LIVE_ERRORS = (TransportError, DeviceTimeoutError, OSError, asyncio.TimeoutError,
+               tool_status.StreamError)
+"""What a stopped connection raises (and a stream read across a restart, cut or mixed);
+live mode shows one status line and waits for the device instead."""
 
 
 async def _live_session(device: Device, args: argparse.Namespace, out: Output,
@@ -421,6 +423,9 @@ def _live(args: argparse.Namespace) -> int:
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
+    if args.interval is not None and not args.live:
+        raise UsageError("tools: --interval goes with --live")
+    args.interval = 1.0 if args.interval is None else args.interval
     if args.set and args.live:
         raise UsageError("tools: --set and --live exclude each other")
     if args.live and args.agent is None:
@@ -596,7 +601,7 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
                         "(on, off or inherit); without, the instance default (on or off), "
                         "then agent 0's table is shown. GROUP is a group name or all; may "
                         "be repeated")
-    p.add_argument("--interval", type=_seconds, default=1.0, metavar="SECONDS",
+    p.add_argument("--interval", type=_seconds, default=None, metavar="SECONDS",
                    help="with --live: how often to read the stream (default 1)")
     add_connection_options(p)
     p.set_defaults(run=cmd_tools)

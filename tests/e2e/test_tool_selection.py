@@ -19,6 +19,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from agent_host.errors import DeviceRefusedError
 from agent_host.mgmt import Endpoint, open_device
 from agent_host.testing.agent_tools import ask, configure
 from agent_host.testing.sim_device import SimDevice
@@ -196,6 +197,22 @@ def test_a_change_during_a_turn_applies_when_the_next_turn_starts(sims) -> None:
     assert "storage_read" not in (advertised_names(reqs[4].json, api) or [])
 
 
+def test_smp_refuses_the_choices_of_an_agent_without_a_conversation(sims) -> None:
+    dut = sims.start()
+
+    async def choose(agent: int) -> str:
+        async with open_device(Endpoint("serial", dut.pty_path)) as device:
+            try:
+                return str((await device.tool_select("fs_read", "off", agent)).record)
+            except DeviceRefusedError as err:
+                return f"{err.rc_name}: {err.reason}"
+
+    assert asyncio.run(choose(2)) == "ENOENT: agent 2: slot 2 holds no conversation"
+    assert asyncio.run(choose(9)) == "ERANGE: agent ids are 0..8"
+    assert asyncio.run(choose(0)) == str(1 << 4)
+    assert "agent/tools.agent.2" not in stored(sims)
+
+
 def role(root: Path, manifest: str) -> Path:
     (root / "conductor").mkdir(parents=True)
     (root / "conductor" / "module.manifest").write_text(manifest)
@@ -222,7 +239,16 @@ def test_selection_never_grants_what_the_role_excludes_nor_skips_confirmation(
         configure(dut, srv.url(API_PATH[api]), policy="confirm")
         ask(dut, "write y.txt")
         reqs = srv.wait_for_requests(3)
-    assert "storage_write" not in (advertised_names(reqs[1].json, api) or [])
+    offered = advertised_names(reqs[1].json, api)
+    assert offered is not None and "storage_stat" in offered and "storage_write" not in offered
+    assert tool_output(api, reqs[2]) == {
+        "refused": "storage_write is not granted to this agent's role"}
+    # The role's check comes first: with the group off too, the refusal is the role's.
+    agent_table(dut, 0, "agent 0 tools fs_write off")
+    with TestServer(Script(script.turns)) as srv:
+        configure(dut, srv.url(API_PATH[api]))
+        ask(dut, "write y.txt")
+        reqs = srv.wait_for_requests(3)
     assert tool_output(api, reqs[2]) == {
         "refused": "storage_write is not granted to this agent's role"}
     assert not exists(sims.flash, "y.txt")

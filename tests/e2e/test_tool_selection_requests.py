@@ -64,6 +64,13 @@ def test_every_group_off_sends_no_tools_and_refuses_a_call(dut: SimDevice, api: 
         ask(dut, "hello")
         on = instructions(api, srv.wait_for_requests(1)[0])
     assert on == off.replace(BOARD_END, BOARD_END + " " + TOOL_LINE, 1), (on, off)
+    # Under the policy off nothing is offered either: no tool-use line.
+    with TestServer(Script([text_reply(api, "Fine.", response_id="r4")])) as srv:
+        configure(dut, srv.url(API_PATH[api]), policy="off")
+        ask(dut, "hello")
+        req = srv.wait_for_requests(1)[0]
+    assert set(req.json) == BODY_KEYS[api] and instructions(api, req) == off
+    configure(dut, srv.url(API_PATH[api]), policy="confirm")  # the default again
     agent_table(dut, 0, "agent 0 tools all inherit")
 
 

@@ -103,6 +103,16 @@ static void quantise_refuses(void **state)
 	assert_int_equal(memory_quantise(v, MEMORY_DIM, &q), -EINVAL);
 	v[4] = __builtin_inff();
 	assert_int_equal(memory_quantise(v, MEMORY_DIM, &q), -EINVAL);
+	/* So small that the scale would be subnormal or 0 (a bad server's 1e-44): refused,
+	 * never divided by; the smallest normal scale is accepted. */
+	memset(v, 0, sizeof(v));
+	v[0] = 1e-44f;
+	assert_int_equal(memory_quantise(v, MEMORY_DIM, &q), -EINVAL);
+	v[0] = 127.0f * 1.17549435e-38f;
+	assert_int_equal(memory_quantise(v, MEMORY_DIM, &q), 0);
+	assert_int_equal(q.q[0], 127);
+	v[0] = -1e-40f;
+	assert_int_equal(memory_quantise(v, MEMORY_DIM, &q), -EINVAL);
 }
 
 static void empty_store(void **state)

@@ -158,6 +158,27 @@ static void test_an_invalid_stored_record_is_ignored(void **state)
 	assert_int_equal(st.defaults, TOOL_GROUPS_ALL);
 }
 
+static void test_unreadable_settings_enable_nothing_and_change_nothing(void **state)
+{
+	char why[MODULE_REASON_MAX + 1];
+	struct selection_state st;
+
+	(void)state;
+	assert_int_equal(module_selection_set_default(3, false, why, sizeof(why)), 0);
+	assert_int_equal(posix_flash_unmount(), 0); /* the settings read -ENODEV now */
+	assert_int_equal(module_selection_read(0, &st), -EIO);
+	assert_int_equal(st.effective, 0);
+	assert_int_equal(module_selection_effective(0), 0);
+	assert_int_equal(module_selection_set_default(4, false, why, sizeof(why)), -EIO);
+	assert_string_equal(why, "settings: cannot read agent/tools.mask; nothing changed");
+	assert_int_equal(module_selection_set_agent(0, 4, SELECTION_DISABLE, why, sizeof(why)),
+			 -EIO);
+	assert_int_equal(posix_flash_mount(image_path, 0, false), 0);
+	assert_int_equal(module_selection_read(0, &st), 0);
+	assert_int_equal(st.defaults, TOOL_GROUPS_ALL & ~(1u << 3)); /* as it was */
+	assert_int_equal(st.record, 0);
+}
+
 /* The number of lines of the stream and its generation. */
 static size_t stream_lines(uint32_t *gen, size_t *size)
 {
@@ -220,6 +241,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_an_invalid_stored_record_is_ignored, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_unreadable_settings_enable_nothing_and_change_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_the_stream_starts_with_agent_0_and_compacts_at_its_bound, setup,
 			teardown),

@@ -92,6 +92,8 @@ static const struct module_journal_replay_ops replay_ops = {
 int module_boot(bool (*request_active)(void))
 {
 	struct module_journal_report jr;
+	/* skill_use first: a restored tool module cannot take a built-in tool's name. */
+	int tool_err = module_tools_register();
 	int err;
 
 	request_active_fn = request_active;
@@ -122,12 +124,8 @@ int module_boot(bool (*request_active)(void))
 		}
 	}
 	module_unlock();
-	{
-		int tool_err = module_tools_register();
-
-		if (err == 0 || err == -ENODEV) {
-			err = tool_err;
-		}
+	if (err == 0 || err == -ENODEV) {
+		err = tool_err;
 	}
 	/* The boot's tool status stream starts with the restored catalog's tools. */
 	module_tool_status_init();

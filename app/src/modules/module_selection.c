@@ -17,14 +17,14 @@ static void agent_key(unsigned int id, char *key, size_t len)
 	(void)snprintf(key, len, "agent/tools.agent.%u", id);
 }
 
-/* A stored number: 0 and its value, -ENOENT absent, -EINVAL invalid. */
+/* A stored number: 0 and its value, -ENOENT absent, -EINVAL invalid, -EIO unreadable. */
 static int read_number(const char *key, bool mask, uint32_t *out)
 {
 	char text[16];
 	int n = agent_settings_get(key, text, sizeof(text));
 
 	if (n < 0) {
-		return n == -ENOENT ? -ENOENT : -EINVAL;
+		return n == -ENOENT ? -ENOENT : -EIO;
 	}
 	if ((size_t)n >= sizeof(text)) {
 		return -EINVAL;
@@ -60,10 +60,17 @@ int module_selection_read(unsigned int id, struct selection_state *out)
 	out->defaults = err == 0 ? (uint16_t)v : (uint16_t)TOOL_GROUPS_ALL;
 	out->defaults_invalid = err == -EINVAL;
 	agent_key(id, key, sizeof(key));
-	err = read_number(key, false, &v);
+	if (err != -EIO) {
+		err = read_number(key, false, &v);
+	}
 	out->record = err == 0 ? v : 0u;
 	out->record_invalid = err == -EINVAL;
 	out->effective = effective_of(out->defaults, out->record);
+	if (err == -EIO) {
+		/* Unreadable settings: every group off until they can be read (fail closed). */
+		out->effective = 0;
+		return -EIO;
+	}
 	return 0;
 }
 
@@ -71,10 +78,10 @@ uint16_t module_selection_effective(unsigned int id)
 {
 	struct selection_state st;
 
-	if (module_selection_read(id, &st) != 0) {
+	if (module_selection_read(id, &st) == -ERANGE) {
 		(void)module_selection_read(0, &st);
 	}
-	return st.effective;
+	return st.effective; /* 0 when the settings cannot be read */
 }
 
 static int store_number(const char *key, uint32_t v, bool remove, char *why, size_t why_len)
@@ -100,7 +107,11 @@ int module_selection_set_default(int group, bool on, char *why, size_t why_len)
 		return module_refuse(why, why_len, -EINVAL, "no tool group %d", group);
 	}
 	module_lock();
-	(void)module_selection_read(0, &st);
+	if (module_selection_read(0, &st) != 0) {
+		module_unlock();
+		return module_refuse(why, why_len, -EIO, "settings: cannot read %s; nothing "
+				     "changed", MASK_KEY);
+	}
 	st.defaults = on ? (uint16_t)(st.defaults | bits) : (uint16_t)(st.defaults & ~bits);
 	err = store_number(MASK_KEY, st.defaults, false, why, why_len);
 	module_unlock();
@@ -126,7 +137,11 @@ int module_selection_set_agent(unsigned int id, int group, enum selection_choice
 		return module_refuse(why, why_len, -EINVAL, "invalid tool selection");
 	}
 	module_lock();
-	(void)module_selection_read(id, &st);
+	if (module_selection_read(id, &st) != 0) {
+		module_unlock();
+		return module_refuse(why, why_len, -EIO, "settings: cannot read the tool "
+				     "selection of agent %u; nothing changed", id);
+	}
 	for (unsigned int bit = 0; bit < TOOL_GROUP_COUNT; bit++) {
 		if (group == SELECTION_ALL_GROUPS || (unsigned int)group == bit) {
 			st.record &= ~(3u << (2u * bit));

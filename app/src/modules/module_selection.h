@@ -42,10 +42,15 @@ struct selection_state {
 	uint16_t effective;	  /* the groups the agent's next turn may be offered */
 };
 
-/** Read the defaults and agent @p id's record (0 .. MODULE_AGENT_IDS - 1). -ERANGE id. */
+/**
+ * Read the defaults and agent @p id's record (0 .. MODULE_AGENT_IDS - 1). -ERANGE id; -EIO
+ * when the settings cannot be read: then @p out's effective mask is 0 (fail closed: a
+ * selection that cannot be read enables nothing) and the set functions change nothing.
+ */
 int module_selection_read(unsigned int id, struct selection_state *out);
 
-/** The effective group mask of agent @p id's next turn (the defaults for a bad id). */
+/** The effective group mask of agent @p id's next turn (agent 0's for a bad id; 0 when the
+ *  settings cannot be read). */
 uint16_t module_selection_effective(unsigned int id);
 
 /** The 2-bit choice of group @p bit in @p record. */

@@ -131,7 +131,12 @@ static int run_slot(unsigned int slot, struct tool_ctx *ctx, const struct tool_a
 			.argv0 = t->name,
 		};
 
-		return script_tool_report(ctx, &req, output, (size_t)t->output_max + 1u, out);
+		/* The manifest's bound, within the buffer whatever the Kconfig values. */
+		size_t cap = (size_t)t->output_max + 1u < sizeof(output)
+				     ? (size_t)t->output_max + 1u
+				     : sizeof(output);
+
+		return script_tool_report(ctx, &req, output, cap, out);
 	}
 }
 

@@ -29,6 +29,8 @@ void module_tool_group_status(unsigned int id, unsigned int bit, const struct se
 	out->override = module_selection_choice(st->record, bit);
 	out->effective = (st->effective & (1u << bit)) != 0u;
 	out->reason = "no tool of this group is in this firmware";
+	/* The registry changes only under the module lock (imports, removals). */
+	module_lock();
 	for (size_t i = 0; i < tool_registry_count() && !out->available; i++) {
 		const struct tool_def *def = tool_registry_get(i);
 		const char *why;
@@ -49,6 +51,7 @@ void module_tool_group_status(unsigned int id, unsigned int bit, const struct se
 		}
 		any = true;
 	}
+	module_unlock();
 }
 
 const char *module_tool_status_word(const struct tool_group_status *gs)

@@ -76,7 +76,8 @@ int memory_quantise(const float *v, size_t dim, struct memory_vec *out)
 			max = abs_f(v[i]);
 		}
 	}
-	if (max == 0) {
+	/* All zeros, or so small that the scale would be 0 or subnormal: no direction. */
+	if (!(max / 127.0f >= 1.17549435e-38f)) {
 		return -EINVAL;
 	}
 	out->scale = max / 127.0f;

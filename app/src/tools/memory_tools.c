@@ -93,7 +93,9 @@ static int recall_exec(struct tool_ctx *ctx, const struct tool_args *args,
 {
 	const struct tool_value *query = &args->v[0];
 	const struct tool_value *count = &args->v[1];
-	size_t want = count->present ? (size_t)count->integer : 3;
+	size_t want = count->present ? (size_t)count->integer
+				     : (3 < CONFIG_AGENT_MEMORY_RECALL_MAX ? 3
+									 : CONFIG_AGENT_MEMORY_RECALL_MAX);
 	size_t found;
 	uint16_t notes;
 	bool truncated = false;

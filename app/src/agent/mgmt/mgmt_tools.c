@@ -11,8 +11,10 @@
 
 #include "agent_config.h"
 #include "agent_session.h"
+#include "conv_store.h"
 #include "mgmt_internal.h"
 #include "module_agents.h"
+#include "module_import.h"
 #include "module_selection.h"
 #include "module_tool_status.h"
 #include "tool_capability.h"
@@ -65,6 +67,8 @@ int agent_mgmt_tools_read(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal
 		return -ENOMEM;
 	}
 	zse->payload_end = end - PAGE_RESERVE;
+	/* Imports and removals change the registry under the module lock. */
+	module_lock();
 	for (size_t i = off; i < total; i++) {
 		const struct tool_def *def = tool_registry_get(i);
 		struct mark m;
@@ -76,12 +80,14 @@ int agent_mgmt_tools_read(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal
 		if (!put_tool(zse, def, cfg->tools)) {
 			agent_mgmt_mark_restore(zse, &m);
 			if (i == off) {
+				module_unlock();
 				zse->payload_end = end;
 				return -ENOMEM;
 			}
 			break;
 		}
 	}
+	module_unlock();
 	zse->payload_end = end;
 	return zcbor_list_end_encode(zse, total) ? 0 : -ENOMEM;
 }
@@ -187,6 +193,16 @@ int agent_mgmt_tool_select_write(zcbor_state_t *zsd, zcbor_state_t *zse, struct 
 	if (fields[2].present && fields[2].number >= MODULE_AGENT_IDS) {
 		return agent_mgmt_refuse(r, AGENT_MGMT_RC_ERANGE, "agent ids are 0..%d",
 					 MODULE_AGENT_IDS - 1);
+	}
+	if (fields[2].present && fields[2].number > 0u) {
+		struct conv_summary s;
+
+		if (conv_store_summary((uint8_t)fields[2].number, &s) != 0) {
+			return agent_mgmt_refuse(r, AGENT_MGMT_RC_ENOENT,
+						 "agent %u: slot %u holds no conversation",
+						 (unsigned int)fields[2].number,
+						 (unsigned int)fields[2].number);
+		}
 	}
 	err = fields[2].present
 		      ? module_selection_set_agent(fields[2].number, group,

@@ -270,6 +270,15 @@ static void structured(const char *key, const char *value, const char *key2, con
 	(void)jw_finish(&w);
 }
 
+/* A call refused before anything runs: {"refused": why} for the model, counted as denied. */
+static int refuse_call(struct agent_request *req, const struct tool_def *def, const char *why)
+{
+	stats.denied++;
+	structured("refused", why, NULL, NULL);
+	req->hooks->tool_done(req->user, def->name, AGENT_TOOL_DENIED, why);
+	return 0;
+}
+
 /*
  * Answer the turn's one call into `result`. Returns 0 when the loop goes on, or a negative
  * errno that ends the request (after hooks->error).
@@ -292,6 +301,11 @@ static int handle_call(struct agent_request *req, struct tool_session *session,
 		say_error(req, "the model called an unknown tool: %s%s", st->shown, "");
 		return -EPROTO;
 	}
+	if (session->granted != NULL && !session->granted(session->role, def)) {
+		/* The agent's role does not grant it: refused, nothing runs (docs/modules.md). */
+		snprintf(why, sizeof(why), "%s is not granted to this agent's role", def->name);
+		return refuse_call(req, def, why);
+	}
 	if (!tool_session_selected(session, def)) {
 		/* Disabled by the tool selection this request started with: refused, nothing
 		 * runs (docs/tools.md "Tool selection"). */
@@ -304,10 +318,7 @@ static int handle_call(struct agent_request *req, struct tool_session *session,
 			snprintf(why, sizeof(why), "%s is disabled by the tool selection (every "
 				 "group is off for this agent)", def->name);
 		}
-		stats.denied++;
-		structured("refused", why, NULL, NULL);
-		req->hooks->tool_done(req->user, def->name, AGENT_TOOL_DENIED, why);
-		return 0;
+		return refuse_call(req, def, why);
 	}
 	unavailable = tool_unavailable_reason(def);
 	if (unavailable != NULL) {
@@ -317,14 +328,6 @@ static int handle_call(struct agent_request *req, struct tool_session *session,
 		stats.failed++;
 		structured("error", why, NULL, NULL);
 		req->hooks->tool_done(req->user, def->name, AGENT_TOOL_FAILED, why);
-		return 0;
-	}
-	if (session->granted != NULL && !session->granted(session->role, def)) {
-		/* The agent's role does not grant it: refused, nothing runs (docs/modules.md). */
-		snprintf(why, sizeof(why), "%s is not granted to this agent's role", def->name);
-		stats.denied++;
-		structured("refused", why, NULL, NULL);
-		req->hooks->tool_done(req->user, def->name, AGENT_TOOL_DENIED, why);
 		return 0;
 	}
 	if (!tool_session_is_advertised(session, def)) {
@@ -398,8 +401,9 @@ static int handle_call(struct agent_request *req, struct tool_session *session,
 /* ---- The loop ---------------------------------------------------------------------------- */
 
 /*
- * The tool-use instructions: after the board line while the request offers tools; with every
- * selection group off there are no tools and none of this (docs/tools.md "Tool selection").
+ * The tool-use instructions: after the board line while the request may offer tools (a
+ * selection group on, the policy not off); with every group off there are no tools and none
+ * of this (docs/tools.md "Tool selection").
  */
 #define TOOL_USE_INSTRUCTIONS                                                                  \
 	"Tools: call the device's tools as functions, one call at a time; find one with "       \
@@ -429,9 +433,11 @@ static int request_run(struct agent_request *req)
 	session.groups = module_selection_effective(req->agent_id);
 	/* The role's overlay and its skills' text follow the frontend's instructions. */
 	/* The exchanges make room for them (escaped, at most twice their bytes). */
+	/* Whether the request may offer tools at all: some group on and the policy not off. */
+	bool offers_tools = session.groups != 0u && req->config->tools != AGENT_TOOLS_OFF;
 	size_t instructions_bytes =
 		2u * module_instructions(req->agent_id, req->instructions,
-					 session.groups != 0u ? TOOL_USE_INSTRUCTIONS : NULL,
+					 offers_tools ? TOOL_USE_INSTRUCTIONS : NULL,
 					 instructions, sizeof(instructions), NULL);
 	memset(&hist, 0, sizeof(hist));
 	hist.limit = history_limit((req->write_prior != NULL ? req->prior_bytes : 0) +

@@ -9,6 +9,7 @@
 #include "agent_cmd_internal.h"
 #include "agent_print.h"
 #include "tool_capability.h"
+#include "module_import.h"
 #include "tool_registry.h"
 #include "tool_session.h"
 
@@ -24,6 +25,8 @@ int agent_cmd_tools_exec(struct agent_console *console, int argc, char **argv)
 	agent_printf(console, "policy: %s\n", agent_tools_policy_name(cfg->tools));
 	agent_printf(console, "%-20s %-10s %-10s %-11s %-7s %s\n", "tool", "domain", "risk",
 		     "available", "policy", "needs");
+	/* Imports and removals change the registry under the module lock (SMP's thread). */
+	module_lock();
 	for (size_t i = 0; i < tool_registry_count(); i++) {
 		const struct tool_def *def = tool_registry_get(i);
 		const char *unavailable = tool_unavailable_reason(def);
@@ -40,5 +43,6 @@ int agent_cmd_tools_exec(struct agent_console *console, int argc, char **argv)
 	}
 	agent_printf(console, "%u tools; at most %d offered per provider turn\n",
 		     (unsigned int)tool_registry_count(), TOOL_ADVERTISED_MAX);
+	module_unlock();
 	return 0;
 }

@@ -38,7 +38,9 @@ static void print_defaults(struct agent_console *console)
 {
 	struct selection_state st;
 
-	(void)module_selection_read(0, &st);
+	if (module_selection_read(0, &st) == -EIO) {
+		agent_puts(console, "the settings cannot be read: every group is off\n");
+	}
 	agent_printf(console, "tools.mask %u%s (instance defaults; changes apply from the next "
 			      "turn)\n",
 		     (unsigned int)st.defaults,
@@ -81,7 +83,9 @@ static void print_agent(struct agent_console *console, unsigned int id)
 	struct selection_state st;
 	int role = module_agent_role(id, NULL);
 
-	(void)module_selection_read(id, &st);
+	if (module_selection_read(id, &st) == -EIO) {
+		agent_puts(console, "the settings cannot be read: every group is off\n");
+	}
 	agent_printf(console, "agent %u tools (role %s; the next turn):\n", id,
 		     role >= 0 ? module_catalog_entry(role)->name : "none");
 	if (st.record_invalid) {

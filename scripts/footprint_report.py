@@ -24,6 +24,7 @@ GROUPS: tuple[tuple[str, str], ...] = (
     ("/app/src/tools/", "agent tools"),
     ("/app/src/port/", "agent port"),
     ("/app/src/script/", "script runner"),
+    ("/app/src/modules/", "agent modules"),
     ("/app/src/runtimes/lua/", "Lua adapter"),
     ("/app/src/runtimes/python/", "MicroPython adapter"),
     ("/third_party/lua/", "Lua 5.4"),

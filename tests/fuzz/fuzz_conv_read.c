@@ -24,7 +24,6 @@
 
 #define FILE_MAX  (CONFIG_AGENT_CONV_FLASH_FILE_MAX + 1024)
 #define FILES_MAX 8
-#define PATH_MAX_ 64
 
 #define CHECK(cond)                                                                              \
 	do {                                                                                     \
@@ -36,158 +35,15 @@
 
 /* ---- the port, in memory ------------------------------------------------------------------ */
 
-struct mem_file {
-	char path[PATH_MAX_];
-	bool exists;
-	uint8_t data[FILE_MAX];
-	uint32_t size;
-};
+#define MEM_FS_FILES      FILES_MAX
+#define MEM_FS_HANDLES    4
+#define MEM_FS_CAN_CREATE conv_dir
+#define MEM_FS_STRICT     0
 
-struct agent_file {
-	struct mem_file *f;
-	uint32_t pos;
-	bool open;
-};
-
-static struct mem_file files[FILES_MAX];
-static struct agent_file handles[4];
 static bool lfs_agent_dir;
 static bool conv_dir;
 
-static struct mem_file *find(const char *path, bool create)
-{
-	struct mem_file *free_slot = NULL;
-
-	for (size_t i = 0; i < FILES_MAX; i++) {
-		if (files[i].path[0] != '\0' && strcmp(files[i].path, path) == 0) {
-			return &files[i];
-		}
-		if (free_slot == NULL && files[i].path[0] == '\0') {
-			free_slot = &files[i];
-		}
-	}
-	if (!create) {
-		return NULL;
-	}
-	CHECK(free_slot != NULL && strlen(path) < PATH_MAX_);
-	strcpy(free_slot->path, path);
-	return free_slot;
-}
-
-int agent_fs_open(struct agent_file **out, const char *path, unsigned int flags)
-{
-	struct mem_file *f = find(path, (flags & AGENT_FS_O_CREATE) != 0u);
-
-	if (f == NULL || (!f->exists && (flags & AGENT_FS_O_CREATE) == 0u)) {
-		return -ENOENT;
-	}
-	if (!f->exists) {
-		CHECK(conv_dir);
-		f->exists = true;
-		f->size = 0;
-	}
-	if ((flags & AGENT_FS_O_TRUNC) != 0u) {
-		f->size = 0;
-	}
-	for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); i++) {
-		if (!handles[i].open) {
-			handles[i] = (struct agent_file){f, 0, true};
-			*out = &handles[i];
-			return 0;
-		}
-	}
-	CHECK(false);
-	return -ENFILE;
-}
-
-int agent_fs_read(struct agent_file *file, void *buf, size_t len)
-{
-	CHECK(file->open);
-	if (file->pos >= file->f->size) {
-		return 0;
-	}
-	if (len > file->f->size - file->pos) {
-		len = file->f->size - file->pos;
-	}
-	memcpy(buf, file->f->data + file->pos, len);
-	file->pos += (uint32_t)len;
-	return (int)len;
-}
-
-int agent_fs_write(struct agent_file *file, const void *buf, size_t len)
-{
-	CHECK(file->open);
-	CHECK(file->pos + len <= sizeof(file->f->data)); /* the store keeps to its bound */
-	memcpy(file->f->data + file->pos, buf, len);
-	file->pos += (uint32_t)len;
-	if (file->pos > file->f->size) {
-		file->f->size = file->pos;
-	}
-	return (int)len;
-}
-
-int agent_fs_seek(struct agent_file *file, int32_t offset, int whence)
-{
-	int64_t base = whence == AGENT_FS_SEEK_SET ? 0
-		       : whence == AGENT_FS_SEEK_END ? (int64_t)file->f->size
-						     : (int64_t)file->pos;
-
-	CHECK(file->open && base + offset >= 0 && base + offset <= FILE_MAX);
-	file->pos = (uint32_t)(base + offset);
-	return 0;
-}
-
-int32_t agent_fs_tell(struct agent_file *file)
-{
-	return (int32_t)file->pos;
-}
-
-int agent_fs_truncate(struct agent_file *file, uint32_t length)
-{
-	CHECK(file->open && length <= file->f->size);
-	file->f->size = length;
-	return 0;
-}
-
-int agent_fs_sync(struct agent_file *file)
-{
-	CHECK(file->open);
-	return 0;
-}
-
-int agent_fs_close(struct agent_file *file)
-{
-	CHECK(file->open);
-	file->open = false;
-	return 0;
-}
-
-int agent_fs_unlink(const char *path)
-{
-	struct mem_file *f = find(path, false);
-
-	if (f == NULL || !f->exists) {
-		return -ENOENT;
-	}
-	f->exists = false;
-	return 0;
-}
-
-int agent_fs_rename(const char *from, const char *to)
-{
-	struct mem_file *a = find(from, false);
-	struct mem_file *b;
-
-	if (a == NULL || !a->exists) {
-		return -ENOENT;
-	}
-	b = find(to, true);
-	memcpy(b->data, a->data, a->size);
-	b->size = a->size;
-	b->exists = true;
-	a->exists = false;
-	return 0;
-}
+#include "mem_fs.h"
 
 int agent_fs_mkdir(const char *path)
 {
@@ -200,18 +56,6 @@ int agent_fs_mkdir(const char *path)
 		return -EEXIST;
 	}
 	*made = true;
-	return 0;
-}
-
-int agent_fs_stat(const char *path, struct agent_dirent *entry)
-{
-	struct mem_file *f = find(path, false);
-
-	if (f == NULL || !f->exists) {
-		return -ENOENT;
-	}
-	memset(entry, 0, sizeof(*entry));
-	entry->size = f->size;
 	return 0;
 }
 

@@ -38,147 +38,18 @@
 
 /* ---- the port's file API, in memory ------------------------------------------------------- */
 
-struct mem_file {
-	const char *path;
-	bool exists;
-	uint8_t data[FILE_MAX];
-	uint32_t size;
-};
+#define MEM_FS_FILES      2 /* the journal and its temporary file */
+#define MEM_FS_HANDLES    2 /* the journal never holds more than two files open */
+#define MEM_FS_CAN_CREATE dir_exists
+#define MEM_FS_STRICT     1
 
-struct agent_file {
-	struct mem_file *f;
-	uint32_t pos;
-	bool open;
-};
-
-static struct mem_file files[2] = {
-	{.path = MODULE_JOURNAL_PATH},
-	{.path = MODULE_JOURNAL_PATH ".tmp"},
-};
-static struct agent_file handles[2];
 static bool dir_exists;
 
-static struct mem_file *find(const char *path)
-{
-	for (size_t i = 0; i < 2; i++) {
-		if (strcmp(files[i].path, path) == 0) {
-			return &files[i];
-		}
-	}
-	return NULL;
-}
+#include "mem_fs.h"
 
 bool agent_fs_mounted(const char *mount_point)
 {
 	return strcmp(mount_point, "/lfs") == 0;
-}
-
-int agent_fs_open(struct agent_file **out, const char *path, unsigned int flags)
-{
-	struct mem_file *f = find(path);
-
-	CHECK(f != NULL);
-	if (!f->exists) {
-		if ((flags & AGENT_FS_O_CREATE) == 0u) {
-			return -ENOENT;
-		}
-		CHECK(dir_exists);
-		f->exists = true;
-		f->size = 0;
-	}
-	if ((flags & AGENT_FS_O_TRUNC) != 0u) {
-		f->size = 0;
-	}
-	for (size_t i = 0; i < 2; i++) {
-		if (!handles[i].open) {
-			handles[i] = (struct agent_file){f, 0, true};
-			*out = &handles[i];
-			return 0;
-		}
-	}
-	CHECK(false); /* the journal never holds more than two files open */
-	return -ENFILE;
-}
-
-int agent_fs_read(struct agent_file *file, void *buf, size_t len)
-{
-	uint32_t left = file->f->size - file->pos;
-
-	CHECK(file->open && file->pos <= file->f->size);
-	if (len > left) {
-		len = left;
-	}
-	memcpy(buf, file->f->data + file->pos, len);
-	file->pos += (uint32_t)len;
-	return (int)len;
-}
-
-int agent_fs_write(struct agent_file *file, const void *buf, size_t len)
-{
-	CHECK(file->open);
-	CHECK(file->pos + len <= sizeof(file->f->data)); /* the journal keeps to its bound */
-	memcpy(file->f->data + file->pos, buf, len);
-	file->pos += (uint32_t)len;
-	if (file->pos > file->f->size) {
-		file->f->size = file->pos;
-	}
-	return (int)len;
-}
-
-int agent_fs_seek(struct agent_file *file, int32_t offset, int whence)
-{
-	CHECK(file->open && whence == AGENT_FS_SEEK_END && offset == 0);
-	file->pos = file->f->size;
-	return 0;
-}
-
-int32_t agent_fs_tell(struct agent_file *file)
-{
-	return (int32_t)file->pos;
-}
-
-int agent_fs_truncate(struct agent_file *file, uint32_t length)
-{
-	CHECK(file->open && length <= file->f->size);
-	file->f->size = length;
-	return 0;
-}
-
-int agent_fs_sync(struct agent_file *file)
-{
-	CHECK(file->open);
-	return 0;
-}
-
-int agent_fs_close(struct agent_file *file)
-{
-	CHECK(file->open);
-	file->open = false;
-	return 0;
-}
-
-int agent_fs_unlink(const char *path)
-{
-	struct mem_file *f = find(path);
-
-	if (f == NULL || !f->exists) {
-		return -ENOENT;
-	}
-	f->exists = false;
-	return 0;
-}
-
-int agent_fs_rename(const char *from, const char *to)
-{
-	struct mem_file *a = find(from);
-	struct mem_file *b = find(to);
-
-	CHECK(a != NULL && b != NULL && a->exists);
-	memcpy(b->data, a->data, a->size);
-	b->size = a->size;
-	b->exists = true;
-	a->exists = false;
-	return 0;
 }
 
 int agent_fs_mkdir(const char *path)
@@ -188,18 +59,6 @@ int agent_fs_mkdir(const char *path)
 		return -EEXIST;
 	}
 	dir_exists = true;
-	return 0;
-}
-
-int agent_fs_stat(const char *path, struct agent_dirent *entry)
-{
-	struct mem_file *f = find(path);
-
-	if (f == NULL || !f->exists) {
-		return -ENOENT;
-	}
-	memset(entry, 0, sizeof(*entry));
-	entry->size = f->size;
 	return 0;
 }
 
@@ -331,6 +190,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	memcpy(input_copy, data + 1, len);
 	memset(handles, 0, sizeof(handles));
+	if (files[0].path[0] == '\0') { /* files[0] the journal, files[1] its temporary file */
+		(void)find(MODULE_JOURNAL_PATH, true);
+		(void)find(MODULE_JOURNAL_PATH ".tmp", true);
+	}
 	dir_exists = true;
 	files[0].exists = true;
 	files[0].size = (uint32_t)len;

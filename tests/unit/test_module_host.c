@@ -103,12 +103,26 @@ static void feed(void)
 	(void)send(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_FEED, 1);
 }
 
+static zcbor_state_t enc[2];
+
+/* A request body encoded into req_buf after the header. */
+static zcbor_state_t *body_start(void)
+{
+	zcbor_new_encode_state(enc, ZCBOR_ARRAY_SIZE(enc), req_buf + AGENT_SMP_HDR_SIZE,
+			       sizeof(req_buf) - AGENT_SMP_HDR_SIZE, 0);
+	return enc;
+}
+
+static void body_send(uint8_t op, uint8_t cmd)
+{
+	(void)send(op, cmd, (size_t)(enc->payload_mut - (req_buf + AGENT_SMP_HDR_SIZE)));
+}
+
 /* result {id, exit, output (a byte string, or a text string when @p text), truncated?}. */
 static void result(uint32_t id, int32_t status, const void *output, size_t len, bool text,
 		   int truncated)
 {
-	ZCBOR_STATE_E(zs, 2, req_buf + AGENT_SMP_HDR_SIZE, sizeof(req_buf) - AGENT_SMP_HDR_SIZE,
-		      0);
+	zcbor_state_t *zs = body_start();
 
 	assert_true(zcbor_map_start_encode(zs, 4));
 	assert_true(zcbor_tstr_put_lit(zs, "id") && zcbor_uint32_put(zs, id));
@@ -122,8 +136,7 @@ static void result(uint32_t id, int32_t status, const void *output, size_t len, 
 		assert_true(zcbor_tstr_put_lit(zs, "truncated") && zcbor_bool_put(zs, truncated));
 	}
 	assert_true(zcbor_map_end_encode(zs, 4));
-	(void)send(AGENT_SMP_OP_WRITE, AGENT_MGMT_CMD_RESULT,
-		   (size_t)(zs->payload_mut - (req_buf + AGENT_SMP_HDR_SIZE)));
+	body_send(AGENT_SMP_OP_WRITE, AGENT_MGMT_CMD_RESULT);
 }
 
 static zcbor_state_t dec[6];
@@ -222,6 +235,24 @@ static uint32_t fetch(void)
 	return 0;
 }
 
+/* Attach, start the call and feed until it arrives; its id. */
+static uint32_t start_and_fetch(struct run *r, const char *const *argv, uint8_t argc,
+				uint32_t output_max)
+{
+	attach();
+	run_start(r, argv, argc, output_max);
+	return fetch();
+}
+
+/* The group error of the last response: rc @p rc and @p want as its reason. */
+static void expect_err(int rc, const char *want)
+{
+	char reason[AGENT_MGMT_REASON_MAX];
+
+	assert_int_equal(rsp_err(reason, sizeof(reason)), rc);
+	assert_string_equal(reason, want);
+}
+
 /* ---- tests ----------------------------------------------------------------------------------- */
 
 static int setup(void **state)
@@ -267,9 +298,7 @@ static void test_the_call_as_fetched_and_its_result(void **state)
 	struct zcbor_string s;
 
 	(void)state;
-	attach();
-	run_start(&r, argv, 3, 100);
-	id = fetch();
+	id = start_and_fetch(&r, argv, 3, 100);
 	assert_string_equal(rsp_str("tool"), "greet");
 	assert_string_equal(rsp_str("entry"), "greet.sh");
 	sha256_hex(DIGEST, hex);
@@ -300,9 +329,7 @@ static void test_a_call_is_fetched_once(void **state)
 	uint32_t id;
 
 	(void)state;
-	attach();
-	run_start(&r, NULL, 0, 10);
-	id = fetch();
+	id = start_and_fetch(&r, NULL, 0, 10);
 	feed();
 	assert_true(rsp_empty());
 	result(id, 0, "ok", 2, true, 0); /* output as a text string */
@@ -321,9 +348,7 @@ static void test_output_at_and_over_output_max(void **state)
 	(void)state;
 	memset(out, 'x', sizeof(out));
 	for (int over = 0; over <= 1; over++) {
-		attach();
-		run_start(&r, NULL, 0, 40);
-		id = fetch();
+		id = start_and_fetch(&r, NULL, 0, 40);
 		result(id, 0, out, 40 + (size_t)over, false, -1);
 		assert_int_equal(rsp_err(NULL, 0), -1);
 		assert_int_equal(run_end(&r), 0);
@@ -331,9 +356,7 @@ static void test_output_at_and_over_output_max(void **state)
 			       out, over ? "true" : "false");
 		assert_string_equal(result_buf, want);
 	}
-	attach();
-	run_start(&r, NULL, 0, 40);
-	id = fetch();
+	id = start_and_fetch(&r, NULL, 0, 40);
 	result(id, 0, out, 40, false, 1); /* the feeder cut it already */
 	assert_int_equal(run_end(&r), 0);
 	(void)snprintf(want, sizeof(want), "{\"exit\":0,\"output\":\"%.40s\",\"truncated\":true}",
@@ -350,9 +373,7 @@ static void test_output_is_cut_to_the_results_room(void **state)
 
 	(void)state;
 	memset(out, '\x01', sizeof(out)); /* six bytes each as \u0001 */
-	attach();
-	run_start(&r, NULL, 0, CONFIG_AGENT_TOOL_RESULT_MAX_LEN);
-	id = fetch();
+	id = start_and_fetch(&r, NULL, 0, CONFIG_AGENT_TOOL_RESULT_MAX_LEN);
 	result(id, 0, out, sizeof(out), false, -1);
 	assert_int_equal(run_end(&r), 0);
 	assert_true(strlen(result_buf) <= CONFIG_AGENT_TOOL_RESULT_MAX_LEN);
@@ -365,16 +386,12 @@ static void test_a_non_zero_exit_is_an_error(void **state)
 	uint32_t id;
 
 	(void)state;
-	attach();
-	run_start(&r, NULL, 0, 100);
-	id = fetch();
+	id = start_and_fetch(&r, NULL, 0, 100);
 	result(id, 3, "boom\tbad\nsecond line", 20, false, -1);
 	assert_int_equal(rsp_err(NULL, 0), -1);
 	assert_int_equal(run_end(&r), -EIO);
 	assert_string_equal(r.ctx.error, "host tool greet: exit status 3: boom?bad");
-	attach();
-	run_start(&r, NULL, 0, 100);
-	id = fetch();
+	id = start_and_fetch(&r, NULL, 0, 100);
 	result(id, -9, NULL, 0, false, -1); /* killed by a signal, no output */
 	assert_int_equal(run_end(&r), -EIO);
 	assert_string_equal(r.ctx.error, "host tool greet: exit status -9");
@@ -412,9 +429,7 @@ static void test_a_wrong_id_is_refused_and_the_call_still_waits(void **state)
 	uint32_t id;
 
 	(void)state;
-	attach();
-	run_start(&r, NULL, 0, 100);
-	id = fetch();
+	id = start_and_fetch(&r, NULL, 0, 100);
 	result(id + 1, 0, "x", 1, false, -1);
 	assert_int_equal(rsp_err(NULL, 0), 4);
 	result(id, 0, "y", 1, false, -1);
@@ -482,9 +497,7 @@ static void test_argument_bounds(void **state)
 	big[MODULE_HOST_ARGS_BYTES - 1] = '\0'; /* with "a": exactly the bound */
 	argv[0] = "a";
 	argv[1] = big;
-	attach();
-	run_start(&r, argv, 2, 100);
-	id = fetch();
+	id = start_and_fetch(&r, argv, 2, 100);
 	result(id, 0, "", 0, false, -1);
 	assert_int_equal(run_end(&r), 0);
 
@@ -498,59 +511,39 @@ static void test_argument_bounds(void **state)
 
 static void test_result_fields_are_checked(void **state)
 {
-	char reason[AGENT_MGMT_REASON_MAX];
+	zcbor_state_t *zs;
 
 	(void)state;
 	/* exit as a text string */
-	{
-		ZCBOR_STATE_E(zs, 2, req_buf + AGENT_SMP_HDR_SIZE,
-			      sizeof(req_buf) - AGENT_SMP_HDR_SIZE, 0);
-		assert_true(zcbor_map_start_encode(zs, 2));
-		assert_true(zcbor_tstr_put_lit(zs, "id") && zcbor_uint32_put(zs, 1));
-		assert_true(zcbor_tstr_put_lit(zs, "exit") && zcbor_tstr_put_lit(zs, "0"));
-		assert_true(zcbor_map_end_encode(zs, 2));
-		(void)send(AGENT_SMP_OP_WRITE, AGENT_MGMT_CMD_RESULT,
-			   (size_t)(zs->payload_mut - (req_buf + AGENT_SMP_HDR_SIZE)));
-		assert_int_equal(rsp_err(reason, sizeof(reason)), 2);
-		assert_string_equal(reason, "exit must be an integer");
-	}
+	zs = body_start();
+	assert_true(zcbor_map_start_encode(zs, 2));
+	assert_true(zcbor_tstr_put_lit(zs, "id") && zcbor_uint32_put(zs, 1));
+	assert_true(zcbor_tstr_put_lit(zs, "exit") && zcbor_tstr_put_lit(zs, "0"));
+	assert_true(zcbor_map_end_encode(zs, 2));
+	body_send(AGENT_SMP_OP_WRITE, AGENT_MGMT_CMD_RESULT);
+	expect_err(2, "exit must be an integer");
 	/* no exit */
-	{
-		ZCBOR_STATE_E(zs, 2, req_buf + AGENT_SMP_HDR_SIZE,
-			      sizeof(req_buf) - AGENT_SMP_HDR_SIZE, 0);
-		assert_true(zcbor_map_start_encode(zs, 1));
-		assert_true(zcbor_tstr_put_lit(zs, "id") && zcbor_uint32_put(zs, 1));
-		assert_true(zcbor_map_end_encode(zs, 1));
-		(void)send(AGENT_SMP_OP_WRITE, AGENT_MGMT_CMD_RESULT,
-			   (size_t)(zs->payload_mut - (req_buf + AGENT_SMP_HDR_SIZE)));
-		assert_int_equal(rsp_err(reason, sizeof(reason)), 2);
-		assert_string_equal(reason, "id and exit are required");
-	}
+	zs = body_start();
+	assert_true(zcbor_map_start_encode(zs, 1));
+	assert_true(zcbor_tstr_put_lit(zs, "id") && zcbor_uint32_put(zs, 1));
+	assert_true(zcbor_map_end_encode(zs, 1));
+	body_send(AGENT_SMP_OP_WRITE, AGENT_MGMT_CMD_RESULT);
+	expect_err(2, "id and exit are required");
 	/* output of another type, an unknown field in feed */
-	{
-		ZCBOR_STATE_E(zs, 2, req_buf + AGENT_SMP_HDR_SIZE,
-			      sizeof(req_buf) - AGENT_SMP_HDR_SIZE, 0);
-		assert_true(zcbor_map_start_encode(zs, 3));
-		assert_true(zcbor_tstr_put_lit(zs, "id") && zcbor_uint32_put(zs, 1));
-		assert_true(zcbor_tstr_put_lit(zs, "exit") && zcbor_int32_put(zs, 0));
-		assert_true(zcbor_tstr_put_lit(zs, "output") && zcbor_uint32_put(zs, 5));
-		assert_true(zcbor_map_end_encode(zs, 3));
-		(void)send(AGENT_SMP_OP_WRITE, AGENT_MGMT_CMD_RESULT,
-			   (size_t)(zs->payload_mut - (req_buf + AGENT_SMP_HDR_SIZE)));
-		assert_int_equal(rsp_err(reason, sizeof(reason)), 2);
-		assert_string_equal(reason, "output must be a byte string or a text string");
-	}
-	{
-		ZCBOR_STATE_E(zs, 2, req_buf + AGENT_SMP_HDR_SIZE,
-			      sizeof(req_buf) - AGENT_SMP_HDR_SIZE, 0);
-		assert_true(zcbor_map_start_encode(zs, 1));
-		assert_true(zcbor_tstr_put_lit(zs, "wait") && zcbor_uint32_put(zs, 1));
-		assert_true(zcbor_map_end_encode(zs, 1));
-		(void)send(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_FEED,
-			   (size_t)(zs->payload_mut - (req_buf + AGENT_SMP_HDR_SIZE)));
-		assert_int_equal(rsp_err(reason, sizeof(reason)), 1);
-		assert_string_equal(reason, "unknown field 'wait'");
-	}
+	zs = body_start();
+	assert_true(zcbor_map_start_encode(zs, 3));
+	assert_true(zcbor_tstr_put_lit(zs, "id") && zcbor_uint32_put(zs, 1));
+	assert_true(zcbor_tstr_put_lit(zs, "exit") && zcbor_int32_put(zs, 0));
+	assert_true(zcbor_tstr_put_lit(zs, "output") && zcbor_uint32_put(zs, 5));
+	assert_true(zcbor_map_end_encode(zs, 3));
+	body_send(AGENT_SMP_OP_WRITE, AGENT_MGMT_CMD_RESULT);
+	expect_err(2, "output must be a byte string or a text string");
+	zs = body_start();
+	assert_true(zcbor_map_start_encode(zs, 1));
+	assert_true(zcbor_tstr_put_lit(zs, "wait") && zcbor_uint32_put(zs, 1));
+	assert_true(zcbor_map_end_encode(zs, 1));
+	body_send(AGENT_SMP_OP_READ, AGENT_MGMT_CMD_FEED);
+	expect_err(1, "unknown field 'wait'");
 }
 
 int main(void)

@@ -1,6 +1,7 @@
 /*
  * The emulated flash of the power-loss tests (test_conv_powerloss.c,
- * test_module_journal_powerloss.c): littlefs's emubd with the fstab's geometry on the
+ * test_module_journal_powerloss.c, test_memory_powerloss.c) and the steps of their power-cut
+ * loop: littlefs's emubd with the fstab's geometry on the
  * ESP32-S3 storage partition, three devices (the base image, the live one an operation
  * runs on, and the copy taken at the cut) and the callback emubd calls after the n-th
  * program or erase. Static state: include it in one test file only.
@@ -89,6 +90,93 @@ static void bd_setup(lfs_emubd_powerloss_behavior_t behavior)
 static void device_copy(struct device *from, struct device *to)
 {
 	assert_int_equal(lfs_emubd_copy(&from->cfg, &to->bd), 0);
+}
+
+/* ---- the power-cut loop's steps ----------------------------------------------------------
+ *
+ * Each test: a run without a cut (live_mount(), count_begin(), the operation, count_end():
+ * the programs and erases it made), then for n = 1 .. that number: live_mount(), cut_arm(n),
+ * the operation, cut_restart() (the device as the power left it, mounted), the test's own
+ * checks, cut_end().
+ */
+
+#define POWER_BUDGET ((lfs_emubd_powercycles_t)1u << 30)
+
+static const char *behavior_name(lfs_emubd_powerloss_behavior_t behavior)
+{
+	return behavior == LFS_EMUBD_POWERLOSS_NOOP ? "noop" : "ooo";
+}
+
+/* A fresh copy of the base image on the live device, mounted. */
+static void live_mount(void)
+{
+	device_copy(&base_dev, &live_dev);
+	assert_int_equal(posix_flash_mount_bd(&live_dev.cfg), 0);
+}
+
+/* Count the programs and erases from here (no cut). */
+static void count_begin(void)
+{
+	assert_int_equal(lfs_emubd_setpowercycles(&live_dev.cfg, POWER_BUDGET), 0);
+}
+
+/* The programs and erases since count_begin(); counting stops. */
+static long count_end(void)
+{
+	long ops = (long)(POWER_BUDGET -
+			  (lfs_emubd_powercycles_t)lfs_emubd_powercycles(&live_dev.cfg));
+
+	assert_int_equal(lfs_emubd_setpowercycles(&live_dev.cfg, 0), 0);
+	return ops;
+}
+
+/* The power goes after the @p n-th program or erase from here. */
+static void cut_arm(long n)
+{
+	cut_taken = false;
+	assert_int_equal(lfs_emubd_setpowercycles(&live_dev.cfg, (lfs_emubd_powercycles_t)n), 0);
+}
+
+/* The cut came: the next start, on the device as the power left it. */
+static void cut_restart(void)
+{
+	assert_true(cut_taken);
+	assert_int_equal(posix_flash_power_cut(), 0);
+	assert_int_equal(posix_flash_mount_bd(&cut_dev.cfg), 0);
+}
+
+static void cut_end(void)
+{
+	assert_int_equal(posix_flash_unmount(), 0);
+	assert_int_equal(lfs_emubd_destroy(&cut_dev.cfg), 0);
+	assert_int_equal(lfs_emubd_destroy(&live_dev.cfg), 0);
+}
+
+/* ---- the tests: every cut under both of emubd's behaviours -------------------------------- */
+
+static void (*powerloss_run_all)(lfs_emubd_powerloss_behavior_t behavior);
+
+static void power_loss_noop(void **state)
+{
+	(void)state;
+	powerloss_run_all(LFS_EMUBD_POWERLOSS_NOOP);
+}
+
+static void power_loss_out_of_order(void **state)
+{
+	(void)state;
+	powerloss_run_all(LFS_EMUBD_POWERLOSS_OOO);
+}
+
+static int powerloss_main(void (*run_all)(lfs_emubd_powerloss_behavior_t behavior))
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(power_loss_noop),
+		cmocka_unit_test(power_loss_out_of_order),
+	};
+
+	powerloss_run_all = run_all;
+	return cmocka_run_group_tests(tests, NULL, NULL);
 }
 
 #endif /* POWERLOSS_DEVICE_H */

@@ -112,23 +112,20 @@ static void power_cut_every_op(enum conv_op op, lfs_emubd_powerloss_behavior_t b
 	struct conv_fp old_fp[CONFIG_AGENT_CONV_FLASH_SLOTS + 1];
 	struct conv_fp new_fp[CONFIG_AGENT_CONV_FLASH_SLOTS + 1];
 	const uint8_t slots = CONFIG_AGENT_CONV_FLASH_SLOTS;
-	const lfs_emubd_powercycles_t budget = 1u << 30;
 	uint8_t target;
 	long ops;
 	long new_seen = 0;
 
 	/* A run without a cut: old, new, and the number of programs and erases. */
-	device_copy(&base_dev, &live_dev);
-	assert_int_equal(posix_flash_mount_bd(&live_dev.cfg), 0);
+	live_mount();
 	assert_int_equal(conv_store_init(), 0);
 	target = op_prepare(op);
 	for (uint8_t s = 1; s <= slots; s++) {
 		old_fp[s] = conv_fingerprint(s);
 	}
-	assert_int_equal(lfs_emubd_setpowercycles(&live_dev.cfg, budget), 0);
+	count_begin();
 	assert_int_equal(op_run(op), 0);
-	ops = (long)(budget - (lfs_emubd_powercycles_t)lfs_emubd_powercycles(&live_dev.cfg));
-	assert_int_equal(lfs_emubd_setpowercycles(&live_dev.cfg, 0), 0);
+	ops = count_end();
 	for (uint8_t s = 1; s <= slots; s++) {
 		new_fp[s] = conv_fingerprint(s);
 	}
@@ -138,20 +135,12 @@ static void power_cut_every_op(enum conv_op op, lfs_emubd_powerloss_behavior_t b
 	assert_true(ops > 0);
 
 	for (long n = 1; n <= ops; n++) {
-		device_copy(&base_dev, &live_dev);
-		assert_int_equal(posix_flash_mount_bd(&live_dev.cfg), 0);
+		live_mount();
 		assert_int_equal(conv_store_init(), 0);
 		(void)op_prepare(op);
-		cut_taken = false;
-		assert_int_equal(lfs_emubd_setpowercycles(&live_dev.cfg,
-							  (lfs_emubd_powercycles_t)n),
-				 0);
+		cut_arm(n);
 		(void)op_run(op);
-		assert_true(cut_taken);
-		assert_int_equal(posix_flash_power_cut(), 0);
-
-		/* The next start, on the device as the power left it. */
-		assert_int_equal(posix_flash_mount_bd(&cut_dev.cfg), 0);
+		cut_restart();
 		assert_int_equal(conv_store_init(), 0);
 		for (uint8_t s = 1; s <= slots; s++) {
 			struct conv_fp fp = conv_fingerprint(s);
@@ -162,7 +151,7 @@ static void power_cut_every_op(enum conv_op op, lfs_emubd_powerloss_behavior_t b
 				fail_msg("%s (%s): power cut after program/erase %ld of %ld: slot "
 					 "%u is neither old nor new (state %d)",
 					 op_names[op],
-					 behavior == LFS_EMUBD_POWERLOSS_NOOP ? "noop" : "ooo", n,
+					 behavior_name(behavior), n,
 					 ops, (unsigned int)s, fp.state);
 			}
 			if (s == target && is_new) {
@@ -175,15 +164,13 @@ static void power_cut_every_op(enum conv_op op, lfs_emubd_powerloss_behavior_t b
 
 		assert_int_equal(conv_store_open(&h, 2), 0);
 		assert_int_equal(commit_sized(&h, 20, 20, 99, NULL), 0);
-		assert_int_equal(posix_flash_unmount(), 0);
-		assert_int_equal(lfs_emubd_destroy(&cut_dev.cfg), 0);
-		assert_int_equal(lfs_emubd_destroy(&live_dev.cfg), 0);
+		cut_end();
 	}
 	/* The last cut comes after the operation's last write: the new version is whole. */
 	assert_true(new_seen > 0);
 	print_message("%s (%s): %ld power cuts, one after each program and erase; new version "
 		      "found after %ld of them\n",
-		      op_names[op], behavior == LFS_EMUBD_POWERLOSS_NOOP ? "noop" : "ooo", ops,
+		      op_names[op], behavior_name(behavior), ops,
 		      new_seen);
 	*cut_total += ops;
 }
@@ -204,27 +191,10 @@ static void run_all(lfs_emubd_powerloss_behavior_t behavior)
 	power_cut_every_op(OP_FIRST, behavior, &total);
 	assert_int_equal(lfs_emubd_destroy(&base_dev.cfg), 0);
 	print_message("%s: %ld power cuts in all\n",
-		      behavior == LFS_EMUBD_POWERLOSS_NOOP ? "noop" : "ooo", total);
-}
-
-static void power_loss_noop(void **state)
-{
-	(void)state;
-	run_all(LFS_EMUBD_POWERLOSS_NOOP);
-}
-
-static void power_loss_out_of_order(void **state)
-{
-	(void)state;
-	run_all(LFS_EMUBD_POWERLOSS_OOO);
+		      behavior_name(behavior), total);
 }
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(power_loss_noop),
-		cmocka_unit_test(power_loss_out_of_order),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return powerloss_main(run_all);
 }

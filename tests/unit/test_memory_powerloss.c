@@ -116,7 +116,6 @@ static void build_base(size_t notes)
 
 static void power_cut_every_op(const char *name, lfs_emubd_powerloss_behavior_t behavior)
 {
-	const lfs_emubd_powercycles_t budget = 1u << 30;
 	uint32_t old_fp;
 	uint32_t new_fp;
 	uint16_t old_notes;
@@ -124,14 +123,12 @@ static void power_cut_every_op(const char *name, lfs_emubd_powerloss_behavior_t 
 	long ops;
 	long new_seen = 0;
 
-	device_copy(&base_dev, &live_dev);
-	assert_int_equal(posix_flash_mount_bd(&live_dev.cfg), 0);
+	live_mount();
 	old_len = store_bytes(old_bytes);
 	old_fp = notes_fingerprint(&old_notes);
-	assert_int_equal(lfs_emubd_setpowercycles(&live_dev.cfg, budget), 0);
+	count_begin();
 	add(1000);
-	ops = (long)(budget - (lfs_emubd_powercycles_t)lfs_emubd_powercycles(&live_dev.cfg));
-	assert_int_equal(lfs_emubd_setpowercycles(&live_dev.cfg, 0), 0);
+	ops = count_end();
 	new_len = store_bytes(new_bytes);
 	new_fp = notes_fingerprint(&new_notes);
 	assert_int_not_equal(old_fp, new_fp);
@@ -147,18 +144,10 @@ static void power_cut_every_op(const char *name, lfs_emubd_powerloss_behavior_t 
 		bool is_old;
 		bool is_new;
 
-		device_copy(&base_dev, &live_dev);
-		assert_int_equal(posix_flash_mount_bd(&live_dev.cfg), 0);
-		cut_taken = false;
-		assert_int_equal(lfs_emubd_setpowercycles(&live_dev.cfg,
-							  (lfs_emubd_powercycles_t)n),
-				 0);
+		live_mount();
+		cut_arm(n);
 		add(1000);
-		assert_true(cut_taken);
-		assert_int_equal(posix_flash_power_cut(), 0);
-
-		/* The next start, on the device as the power left it. */
-		assert_int_equal(posix_flash_mount_bd(&cut_dev.cfg), 0);
+		cut_restart();
 		len = store_bytes(now_bytes);
 		fp = notes_fingerprint(&notes);
 		is_old = len == old_len && (len < 0 || memcmp(now_bytes, old_bytes, len) == 0) &&
@@ -168,22 +157,20 @@ static void power_cut_every_op(const char *name, lfs_emubd_powerloss_behavior_t 
 		if (!is_old && !is_new) {
 			fail_msg("%s (%s): power cut after program/erase %ld of %ld: the store is "
 				 "neither old nor new (%ld bytes, %u notes)",
-				 name, behavior == LFS_EMUBD_POWERLOSS_NOOP ? "noop" : "ooo", n,
+				 name, behavior_name(behavior), n,
 				 ops, len, (unsigned int)notes);
 		}
 		new_seen += is_new;
 		/* The store goes on, and the write clears what the cut left. */
 		add(2000);
 		assert_int_equal(agent_fs_stat(MEMORY_STORE_TEMP, &e), -ENOENT);
-		assert_int_equal(posix_flash_unmount(), 0);
-		assert_int_equal(lfs_emubd_destroy(&cut_dev.cfg), 0);
-		assert_int_equal(lfs_emubd_destroy(&live_dev.cfg), 0);
+		cut_end();
 	}
 	/* The last cut comes after the write's last program: the new store is whole. */
 	assert_true(new_seen > 0);
 	print_message("%s (%s): %ld power cuts, one after each program and erase; new store "
 		      "found after %ld of them\n",
-		      name, behavior == LFS_EMUBD_POWERLOSS_NOOP ? "noop" : "ooo", ops, new_seen);
+		      name, behavior_name(behavior), ops, new_seen);
 }
 
 static void run_all(lfs_emubd_powerloss_behavior_t behavior)
@@ -200,24 +187,7 @@ static void run_all(lfs_emubd_powerloss_behavior_t behavior)
 	assert_int_equal(lfs_emubd_destroy(&base_dev.cfg), 0);
 }
 
-static void power_loss_noop(void **state)
-{
-	(void)state;
-	run_all(LFS_EMUBD_POWERLOSS_NOOP);
-}
-
-static void power_loss_out_of_order(void **state)
-{
-	(void)state;
-	run_all(LFS_EMUBD_POWERLOSS_OOO);
-}
-
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(power_loss_noop),
-		cmocka_unit_test(power_loss_out_of_order),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return powerloss_main(run_all);
 }

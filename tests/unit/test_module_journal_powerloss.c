@@ -166,8 +166,7 @@ static void build_base(enum journal_op op)
 static void power_cut_every_op(enum journal_op op, lfs_emubd_powerloss_behavior_t behavior,
 			       long *cut_total)
 {
-	const lfs_emubd_powercycles_t budget = 1u << 30;
-	const char *mode = behavior == LFS_EMUBD_POWERLOSS_NOOP ? "noop" : "ooo";
+	const char *mode = behavior_name(behavior);
 	const bool replay_op = op == OP_REPLAY || op == OP_STALE;
 	struct module_journal_report report;
 	long ops;
@@ -175,8 +174,7 @@ static void power_cut_every_op(enum journal_op op, lfs_emubd_powerloss_behavior_
 	long mid_seen = 0;
 
 	/* A run without a cut: old, new, and the number of programs and erases. */
-	device_copy(&base_dev, &live_dev);
-	assert_int_equal(posix_flash_mount_bd(&live_dev.cfg), 0);
+	live_mount();
 	old_len = journal_bytes(old_bytes);
 	if (!replay_op) {
 		assert_int_equal(model_replay(&old_model, &report), 0);
@@ -190,13 +188,11 @@ static void power_cut_every_op(enum journal_op op, lfs_emubd_powerloss_behavior_
 		assert_true(mid_len < old_len);
 		assert_int_equal(posix_flash_unmount(), 0);
 		assert_int_equal(lfs_emubd_destroy(&live_dev.cfg), 0);
-		device_copy(&base_dev, &live_dev);
-		assert_int_equal(posix_flash_mount_bd(&live_dev.cfg), 0);
+		live_mount();
 	}
-	assert_int_equal(lfs_emubd_setpowercycles(&live_dev.cfg, budget), 0);
+	count_begin();
 	assert_int_equal(op_run(op), 0);
-	ops = (long)(budget - (lfs_emubd_powercycles_t)lfs_emubd_powercycles(&live_dev.cfg));
-	assert_int_equal(lfs_emubd_setpowercycles(&live_dev.cfg, 0), 0);
+	ops = count_end();
 	if (replay_op) {
 		/* The replay applied the good records (and cut the tail): both states. */
 		assert_int_equal(op_report.incomplete, op == OP_REPLAY);
@@ -223,18 +219,10 @@ static void power_cut_every_op(enum journal_op op, lfs_emubd_powerloss_behavior_
 		bool is_new;
 		bool stale;
 
-		device_copy(&base_dev, &live_dev);
-		assert_int_equal(posix_flash_mount_bd(&live_dev.cfg), 0);
-		cut_taken = false;
-		assert_int_equal(lfs_emubd_setpowercycles(&live_dev.cfg,
-							  (lfs_emubd_powercycles_t)n),
-				 0);
+		live_mount();
+		cut_arm(n);
 		(void)op_run(op);
-		assert_true(cut_taken);
-		assert_int_equal(posix_flash_power_cut(), 0);
-
-		/* The next start, on the device as the power left it. */
-		assert_int_equal(posix_flash_mount_bd(&cut_dev.cfg), 0);
+		cut_restart();
 		raw_len = journal_bytes(now_bytes);
 		stale = tmp_exists();
 		assert_int_equal(model_replay(&got, &report), 0);
@@ -289,9 +277,7 @@ static void power_cut_every_op(enum journal_op op, lfs_emubd_powerloss_behavior_
 		if (bytes_are(now_bytes, raw_len, mid_bytes, mid_len)) {
 			mid_seen++; /* the compaction's rename done, its append not */
 		}
-		assert_int_equal(posix_flash_unmount(), 0);
-		assert_int_equal(lfs_emubd_destroy(&cut_dev.cfg), 0);
-		assert_int_equal(lfs_emubd_destroy(&live_dev.cfg), 0);
+		cut_end();
 	}
 	/* The last cut comes after the operation's last write: the new state is whole. */
 	assert_true(new_seen > 0);
@@ -315,27 +301,10 @@ static void run_all(lfs_emubd_powerloss_behavior_t behavior)
 		assert_int_equal(lfs_emubd_destroy(&base_dev.cfg), 0);
 	}
 	print_message("%s: %ld power cuts in all\n",
-		      behavior == LFS_EMUBD_POWERLOSS_NOOP ? "noop" : "ooo", total);
-}
-
-static void power_loss_noop(void **state)
-{
-	(void)state;
-	run_all(LFS_EMUBD_POWERLOSS_NOOP);
-}
-
-static void power_loss_out_of_order(void **state)
-{
-	(void)state;
-	run_all(LFS_EMUBD_POWERLOSS_OOO);
+		      behavior_name(behavior), total);
 }
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(power_loss_noop),
-		cmocka_unit_test(power_loss_out_of_order),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return powerloss_main(run_all);
 }

@@ -45,6 +45,8 @@ static uint8_t rsp_buf[AGENT_MGMT_BUF_SIZE];
 static size_t rsp_len;
 static uint8_t seq;
 
+#include "mgmt_rsp.h"
+
 /* ---- requests ------------------------------------------------------------------------------ */
 
 /* An encoder for a request body, its map opened. */
@@ -127,58 +129,9 @@ static void send_empty(uint8_t op, uint8_t cmd)
 /* A decoder positioned at the value of top-level @p key; false when absent. */
 #define RSP_FIND(zs, key) rsp_find(zs##_arr, ZCBOR_ARRAY_SIZE(zs##_arr), key)
 
-static bool rsp_find_in(zcbor_state_t *zs, const char *key)
-{
-	if (!zcbor_map_start_decode(zs)) {
-		return false;
-	}
-	while (!zcbor_array_at_end(zs)) {
-		struct zcbor_string k;
-
-		assert_true(zcbor_tstr_decode(zs, &k));
-		if (k.len == strlen(key) && memcmp(k.value, key, k.len) == 0) {
-			return true;
-		}
-		assert_true(zcbor_any_skip(zs, NULL));
-	}
-	return false;
-}
-
-static zcbor_state_t dec[6];
-
-static zcbor_state_t *rsp_at(const char *key)
-{
-	zcbor_new_decode_state(dec, ZCBOR_ARRAY_SIZE(dec), rsp_buf + AGENT_SMP_HDR_SIZE,
-			       rsp_len - AGENT_SMP_HDR_SIZE, 1, NULL, 0);
-	return rsp_find_in(dec, key) ? dec : NULL;
-}
-
 static bool rsp_has(const char *key)
 {
 	return rsp_len > AGENT_SMP_HDR_SIZE && rsp_at(key) != NULL;
-}
-
-static uint32_t rsp_uint(const char *key)
-{
-	uint32_t v = 0;
-	zcbor_state_t *zs = rsp_at(key);
-
-	assert_non_null(zs);
-	assert_true(zcbor_uint32_decode(zs, &v));
-	return v;
-}
-
-static const char *rsp_str(const char *key)
-{
-	static char out[AGENT_MGMT_BUF_SIZE];
-	struct zcbor_string s;
-	zcbor_state_t *zs = rsp_at(key);
-
-	assert_non_null(zs);
-	assert_true(zcbor_tstr_decode(zs, &s));
-	memcpy(out, s.value, s.len);
-	out[s.len] = '\0';
-	return out;
 }
 
 /* The group error's rc, or -1 for a response without "err". */

@@ -33,6 +33,8 @@ static uint8_t rsp_buf[AGENT_MGMT_BUF_SIZE];
 static size_t rsp_len;
 static uint8_t seq;
 
+#include "mgmt_rsp.h"
+
 /* ---- the tool side: one call in a thread --------------------------------------------------- */
 
 static const uint8_t DIGEST[32] = {0xab, 0x01, 0x02, 0x03, [31] = 0xff};
@@ -92,7 +94,8 @@ static int send(uint8_t op, uint8_t cmd, size_t body_len)
 	req_buf[6] = ++seq;
 	req_buf[7] = cmd;
 	n = agent_mgmt_handle(req_buf, AGENT_SMP_HDR_SIZE + body_len, rsp_buf, sizeof(rsp_buf));
-	assert_true(n >= (int)AGENT_SMP_HDR_SIZE);
+	assert_true(n > (int)AGENT_SMP_HDR_SIZE);
+	assert_int_equal(rsp_buf[AGENT_SMP_HDR_SIZE] & 0xe0u, 0xa0u); /* a map, every response */
 	rsp_len = (size_t)n;
 	return n;
 }
@@ -137,48 +140,6 @@ static void result(uint32_t id, int32_t status, const void *output, size_t len, 
 	}
 	assert_true(zcbor_map_end_encode(zs, 4));
 	body_send(AGENT_SMP_OP_WRITE, AGENT_MGMT_CMD_RESULT);
-}
-
-static zcbor_state_t dec[6];
-
-static zcbor_state_t *rsp_at(const char *key)
-{
-	zcbor_new_decode_state(dec, ZCBOR_ARRAY_SIZE(dec), rsp_buf + AGENT_SMP_HDR_SIZE,
-			       rsp_len - AGENT_SMP_HDR_SIZE, 1, NULL, 0);
-	assert_true(zcbor_map_start_decode(dec));
-	while (!zcbor_array_at_end(dec)) {
-		struct zcbor_string k;
-
-		assert_true(zcbor_tstr_decode(dec, &k));
-		if (k.len == strlen(key) && memcmp(k.value, key, k.len) == 0) {
-			return dec;
-		}
-		assert_true(zcbor_any_skip(dec, NULL));
-	}
-	return NULL;
-}
-
-static uint32_t rsp_uint(const char *key)
-{
-	uint32_t v = 0;
-	zcbor_state_t *zs = rsp_at(key);
-
-	assert_non_null(zs);
-	assert_true(zcbor_uint32_decode(zs, &v));
-	return v;
-}
-
-static const char *rsp_str(const char *key)
-{
-	static char out[AGENT_MGMT_BUF_SIZE];
-	struct zcbor_string s;
-	zcbor_state_t *zs = rsp_at(key);
-
-	assert_non_null(zs);
-	assert_true(zcbor_tstr_decode(zs, &s));
-	memcpy(out, s.value, s.len);
-	out[s.len] = '\0';
-	return out;
 }
 
 /* The group error's rc (the reason into @p reason), or -1 without one. */

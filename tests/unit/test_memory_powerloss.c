@@ -48,19 +48,7 @@ static struct memory_hit hits[N_NOTES];
 /* The store file's bytes (-1 when absent). */
 static long store_bytes(uint8_t *buf)
 {
-	struct agent_file *f;
-	long len = 0;
-	int n;
-
-	if (agent_fs_open(&f, MEMORY_STORE_PATH, AGENT_FS_O_READ) != 0) {
-		return -1;
-	}
-	while ((n = agent_fs_read(f, buf + len, FILE_BYTES - (size_t)len)) > 0) {
-		len += n;
-	}
-	assert_int_equal(n, 0);
-	assert_int_equal(agent_fs_close(f), 0);
-	return len;
+	return file_bytes(MEMORY_STORE_PATH, buf, FILE_BYTES);
 }
 
 static void vec_for(size_t i, struct memory_vec *v)

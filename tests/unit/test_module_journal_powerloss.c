@@ -62,19 +62,7 @@ static long mid_len;
 /* The journal's bytes (-1 when absent). */
 static long journal_bytes(uint8_t *buf)
 {
-	struct agent_file *f;
-	long len = 0;
-	int n;
-
-	if (agent_fs_open(&f, MODULE_JOURNAL_PATH, AGENT_FS_O_READ) != 0) {
-		return -1;
-	}
-	while ((n = agent_fs_read(f, buf + len, FILE_BYTES - (size_t)len)) > 0) {
-		len += n;
-	}
-	assert_int_equal(n, 0);
-	assert_int_equal(agent_fs_close(f), 0);
-	return len;
+	return file_bytes(MODULE_JOURNAL_PATH, buf, FILE_BYTES);
 }
 
 static bool bytes_are(const uint8_t *a, long a_len, const uint8_t *b, long b_len)

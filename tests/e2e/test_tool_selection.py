@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import select
 import struct
 import subprocess
 import sys
@@ -338,39 +339,64 @@ def test_model_output_that_imitates_the_table_changes_nothing(sims) -> None:
     assert defaults(dut)[0] == 1023
 
 
+class LiveView:
+    """`agent-host tools --agent 0 --live` on @port, its output read with deadlines."""
+
+    def __init__(self, port: Path) -> None:
+        environ = {k: v for k, v in os.environ.items() if k != "AGENT_PORT"}
+        self.proc = subprocess.Popen(
+            [str(AGENT_HOST), "tools", "--agent", "0", "--live", "--interval", "0.2",
+             "--timeout", "2", "--port", str(port)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=environ)
+        self.lines: list[str] = []
+        self._rest = b""
+
+    def wait_for(self, text: str, start: int, timeout: float = 30) -> int:
+        """The index of the first line at or after @start that contains @text."""
+        deadline = time.monotonic() + timeout
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        while True:
+            for i in range(start, len(self.lines)):
+                if text in self.lines[i]:
+                    return i
+            left = deadline - time.monotonic()
+            assert left > 0, (text, self.lines)
+            ready, _, _ = select.select([fd], [], [], left)
+            if ready:
+                chunk = os.read(fd, 4096)
+                assert chunk, ("the live view ended", self.lines)
+                *whole, self._rest = (self._rest + chunk).split(b"\n")
+                self.lines += [w.decode(errors="replace") for w in whole]
+
+    def close(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
 def test_live_mode_follows_changes_and_waits_for_a_stopped_connection(sims,
                                                                        tmp_path: Path) -> None:
+    """The live view is the only reader of the pty while it runs: the console change is typed
+    without reading its answer (which the view's SMP client skips as console text)."""
     dut = sims.start()
     link = tmp_path / "device"
     link.symlink_to(dut.pty_path)
-    environ = {k: v for k, v in os.environ.items() if k != "AGENT_PORT"}
-    proc = subprocess.Popen([str(AGENT_HOST), "tools", "--agent", "0", "--live", "--interval",
-                             "0.2", "--timeout", "1", "--port", str(link)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env=environ)
+    view = LiveView(link)
     try:
-        def wait_for(text: str, seen: list[str], timeout: float = 20) -> None:
-            deadline = time.monotonic() + timeout
-            assert proc.stdout is not None
-            while not any(text in line for line in seen):
-                assert time.monotonic() < deadline, (text, seen)
-                line = proc.stdout.readline()
-                assert line, ("the live view ended", seen)
-                seen.append(line.rstrip("\n"))
-
-        seen: list[str] = []
-        wait_for("fs_read", seen)
-        defaults(dut, "tool fs_read off")
-        wait_for("tools.mask 1019", seen)
+        at = view.wait_for("tools.mask 1023", 0)
+        view.wait_for("fs_read        on       -         on", at)
+        dut.write(b"tool fs_read off\r")
+        at = view.wait_for("tools.mask 1019", at)
+        view.wait_for("fs_read        off      -         off", at)
         assert dut.stop() == 0
-        wait_for("stopped", seen)
+        gone = view.wait_for("stopped", at)
         time.sleep(1.5)  # a few retries while it is away: still one status line
         dut = sims.start()
         link.unlink()
         link.symlink_to(dut.pty_path)
-        wait_for("is back", seen)
-        wait_for("tools.mask 1019", seen[seen.index(next(x for x in seen if "is back" in x)):])
-        assert sum("stopped" in line for line in seen) == 1, seen
+        back = view.wait_for("is back", gone)
+        view.wait_for("tools.mask 1019", back)
+        assert [line for line in view.lines[gone:back] if "stopped" in line] == [
+            view.lines[gone]], view.lines
     finally:
-        proc.terminate()
-        proc.wait(10)
+        view.close()

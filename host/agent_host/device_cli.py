@@ -374,6 +374,7 @@ async def _live_session(device: Device, args: argparse.Namespace, out: Output,
                                  f"{args.agent}")
         if not shown or _changed(shown[-1], status):
             _show_system_tools(out, status)
+            out.flush()
             shown.append(status)
         await asyncio.sleep(args.interval)
         try:
@@ -407,12 +408,14 @@ def _live(args: argparse.Namespace) -> int:
                 async with open_device(endpoint, args.timeout) as device:
                     if lost:
                         out.note(f"connection to {endpoint} is back")
+                        out.flush()
                         lost = False
                         shown.clear()
                     await _live_session(device, args, out, shown)
             except LIVE_ERRORS as err:
                 if not lost:
                     out.note(f"connection to {endpoint} stopped ({err}); waiting for it")
+                    out.flush()
                     lost = True
                 await asyncio.sleep(args.interval)
 

@@ -59,6 +59,12 @@ class Output:
     def note(self, text: str) -> None:
         print(terminal_safe(text), file=self.err)
 
+    def flush(self) -> None:
+        """Send what was printed now: a command that keeps running (a live view) must not
+        leave its output in the buffer of a pipe."""
+        self.out.flush()
+        self.err.flush()
+
     def table(self, columns: Sequence[str], rows: Sequence[Sequence[str]],
               title: str | None = None) -> None:
         if self._console is not None:

@@ -165,7 +165,7 @@ static void test_unreadable_settings_enable_nothing_and_change_nothing(void **st
 
 	(void)state;
 	assert_int_equal(module_selection_set_default(3, false, why, sizeof(why)), 0);
-	assert_int_equal(posix_flash_unmount(), 0); /* the settings read -ENODEV now */
+	posix_fs_fail_after(0); /* every file call fails with -EIO: the settings too */
 	assert_int_equal(module_selection_read(0, &st), -EIO);
 	assert_int_equal(st.effective, 0);
 	assert_int_equal(module_selection_effective(0), 0);
@@ -173,10 +173,15 @@ static void test_unreadable_settings_enable_nothing_and_change_nothing(void **st
 	assert_string_equal(why, "settings: cannot read agent/tools.mask; nothing changed");
 	assert_int_equal(module_selection_set_agent(0, 4, SELECTION_DISABLE, why, sizeof(why)),
 			 -EIO);
-	assert_int_equal(posix_flash_mount(image_path, 0, false), 0);
+	posix_fs_fail_after(-1);
 	assert_int_equal(module_selection_read(0, &st), 0);
 	assert_int_equal(st.defaults, TOOL_GROUPS_ALL & ~(1u << 3)); /* as it was */
 	assert_int_equal(st.record, 0);
+	/* Without a settings store at all nothing can be stored: the defaults, every group on. */
+	assert_int_equal(posix_flash_unmount(), 0);
+	assert_int_equal(module_selection_read(0, &st), 0);
+	assert_int_equal(st.effective, TOOL_GROUPS_ALL);
+	assert_int_equal(posix_flash_mount(image_path, 0, false), 0);
 }
 
 /* The number of lines of the stream and its generation. */

@@ -17,14 +17,17 @@ static void agent_key(unsigned int id, char *key, size_t len)
 	(void)snprintf(key, len, "agent/tools.agent.%u", id);
 }
 
-/* A stored number: 0 and its value, -ENOENT absent, -EINVAL invalid, -EIO unreadable. */
+/*
+ * A stored number: 0 and its value, -ENOENT absent (also without a settings store at all:
+ * nothing can have been stored), -EINVAL invalid, -EIO unreadable.
+ */
 static int read_number(const char *key, bool mask, uint32_t *out)
 {
 	char text[16];
 	int n = agent_settings_get(key, text, sizeof(text));
 
 	if (n < 0) {
-		return n == -ENOENT ? -ENOENT : -EIO;
+		return n == -ENOENT || n == -ENODEV ? -ENOENT : -EIO;
 	}
 	if ((size_t)n >= sizeof(text)) {
 		return -EINVAL;

@@ -1,24 +1,83 @@
-"""The stream-path benchmark runs and reports (a measurement, not a timed test)."""
+"""The stream-path benchmark: the core beside the reference pipeline, under callgrind."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "scripts"))
+
+import bench_stream
+
+# A Release build without sanitizers; another directory may be named for a local run.
+BUILD = Path(os.environ.get("AGENT_BENCH_BUILD_DIR", REPO / "build" / "bench"))
 
 
-def test_bench_stream_quick(tmp_path: Path) -> None:
-    build = REPO / "build" / "bench"
-    result = subprocess.run(
+def run_bench(*extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [sys.executable, str(REPO / "scripts" / "bench_stream.py"), "--quick", "--reps", "1",
-         "--build-dir", str(build)], capture_output=True, text=True, timeout=900, check=False)
+         "--build-dir", str(BUILD), *extra], capture_output=True, text=True, timeout=900,
+        check=False)
+
+
+def table(stdout: str) -> list[list[str]]:
+    rows = [x for x in stdout.splitlines() if x.startswith("| ") and "---" not in x]
+    return [[c.strip() for c in x.strip("|").split("|")] for x in rows]
+
+
+def test_bench_stream_side_by_side() -> None:
+    result = run_bench()
     assert result.returncode == 0, result.stdout + result.stderr
-    rows = [x for x in result.stdout.splitlines() if x.startswith("| ") and "---" not in x]
-    assert len(rows) == 4  # header, two fixtures, the 1 MiB event
-    peaks = {int(x.rsplit("|", 2)[1]) for x in rows[1:]}
-    # The 1 MiB event passes with no more stream memory than the small streams need.
-    assert len(peaks) == 1
-    assert re.search(r"fixture corpus: \d+ bytes, \d+ instructions per KiB", result.stdout)
+    head, *rows = table(result.stdout)
+    assert head[:5] == ["stream", "bytes", "core instructions per KiB",
+                        "reference instructions per KiB", "core / reference"]
+    # Two fixtures, the 1 MiB event, the chat 4 KB tool call, the responses type-last stream.
+    assert len(rows) == 5
+    assert any("4 KB tool call" in r[0] for r in rows)
+    assert any("type keys last" in r[0] for r in rows)
+    for r in rows:
+        core, ref, ratio = float(r[2]), float(r[3]), float(r[4])
+        # Two real counts: each side counted instructions, and the ratio is theirs.
+        assert core > 1000 and ref > 1000 and core != ref
+        assert ratio == pytest.approx(core / ref, rel=0.01, abs=0.002)
+    # Every key=value figure of the memory driver is a column (not a fixed list).
+    assert "text_bytes" in head and "ref_line_peak" in head
+    assert "the pipelines produced the same text" in result.stdout
+    match = re.search(r"ratio core / reference (\d+\.\d+)\n", result.stdout)
+    assert match is not None
+    measured = float(match.group(1))
+    # The goal is checked: a goal below the measured ratio fails the benchmark.
+    lower = run_bench("--max-ratio", f"{measured * 0.8:.3f}")
+    assert lower.returncode == 1, lower.stdout + lower.stderr
+    assert "FAIL: the corpus ratio" in lower.stdout
+
+
+def test_bench_stream_outputs_must_agree() -> None:
+    same = {k: "1" for k in bench_stream.OUTPUT_KEYS}
+    bench_stream.check_same("s", same, dict(same, ref_line_peak="300"))
+    with pytest.raises(SystemExit, match="calls_hash"):
+        bench_stream.check_same("s", same, dict(same, calls_hash="2"))
+
+
+def test_bench_stream_synthetic_streams() -> None:
+    args = bench_stream.tool_arguments()
+    assert len(args.encode()) == bench_stream.TOOL_ARGS_BYTES
+    for api in ("chat", "responses"):
+        frames = [json.loads(x[6:]) for x in bench_stream.tool_call_reply(api).body.decode()
+                  .splitlines() if x.startswith("data: {")]
+        if api == "chat":
+            deltas = [c["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"]
+                      for c in frames if c["choices"] and "tool_calls" in c["choices"][0]["delta"]]
+        else:
+            deltas = [f["delta"] for f in frames if f["type"].endswith("arguments.delta")]
+        assert len(deltas) > 10 and "".join(deltas) == args
+    body = bench_stream.out_of_order_replies()[1][1].body.decode()
+    data = [x for x in body.splitlines() if x.startswith("data: {")]
+    assert data and all(re.search(r'"type": "[^"]*"}$', x) for x in data)

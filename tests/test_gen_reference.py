@@ -146,19 +146,36 @@ DUMP_C = r"""
 #include <string.h>
 #include "reference_pages.h"
 
+/* One field through the reader, in pieces of 7 bytes; 1 when it is not its length. */
+static int dump(const struct reference_page *p, enum reference_field field, size_t len)
+{
+	struct reference_reader r;
+	char piece[7];
+	size_t n;
+	size_t total = 0;
+
+	reference_open(&r, p, field);
+	while ((n = reference_read(&r, piece, sizeof(piece))) > 0) {
+		fwrite(piece, 1, n, stdout);
+		total += n;
+	}
+	return total != len || r.corrupt;
+}
+
 int main(void)
 {
 	printf("%zu\n", reference_page_count);
 	for (size_t i = 0; i < reference_page_count; i++) {
 		const struct reference_page *p = &reference_pages[i];
 
-		if (strlen(p->body) != p->body_len || strlen(p->contract) != p->contract_len) {
+		printf("%s\n%s\n%s\n", p->topic, p->summary, p->keywords);
+		if (dump(p, REFERENCE_BODY, p->body_len)) {
 			return 1;
 		}
-		printf("%s\n%s\n%s\n", p->topic, p->summary, p->keywords);
-		fwrite(p->body, 1, p->body_len, stdout);
 		printf("\n--\n");
-		fwrite(p->contract, 1, p->contract_len, stdout);
+		if (dump(p, REFERENCE_CONTRACT, p->contract_len)) {
+			return 1;
+		}
 		printf("\n==\n");
 	}
 	return 0;
@@ -166,18 +183,30 @@ int main(void)
 """
 
 
-def compile_and_dump(tmp_path: Path, pages_dir: Path, dotconfig: Path) -> str:
+def compile_and_dump(tmp_path: Path, pages_dir: Path, dotconfig: Path,
+                     extra: tuple[str, ...] = ()) -> str:
+    """The pages as the generated C holds them, read back through reference_read()."""
     out_c, out_h = tmp_path / "out" / "reference_pages.c", tmp_path / "out" / "reference_pages.h"
     assert GEN.main(["--pages", str(pages_dir), "--dotconfig", str(dotconfig),
-                     "--out-c", str(out_c), "--out-h", str(out_h)]) == 0
+                     "--out-c", str(out_c), "--out-h", str(out_h), *extra]) == 0
     main_c = tmp_path / "dump.c"
     main_c.write_text(DUMP_C)
     exe = tmp_path / "dump"
     # -pedantic: no string literal beyond C11's 4095 characters, no extensions.
     subprocess.run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic",
-                    f"-I{TOOLS_DIR}", f"-I{out_c.parent}", "-o", str(exe), str(main_c),
-                    str(out_c)], check=True)
+                    "-DCONFIG_AGENT_TOOLS_REFERENCE", f"-I{TOOLS_DIR}", f"-I{out_c.parent}",
+                    "-o", str(exe), str(main_c), str(out_c), str(TOOLS_DIR / "reference.c")],
+                   check=True)
     return subprocess.run([str(exe)], capture_output=True, check=True).stdout.decode()
+
+
+def expected_dump(pages: list[object]) -> str:
+    """What DUMP_C prints for ``pages`` (gen_reference.Rendered)."""
+    out = [f"{len(pages)}\n"]
+    for p in pages:
+        out.append(f"{p.topic}\n{p.summary}\n{' '.join(p.keywords)}\n"  # type: ignore[attr-defined]
+                   f"{p.body}\n--\n{p.contract}\n==\n")  # type: ignore[attr-defined]
+    return "".join(out)
 
 
 def test_generated_c_holds_the_pages_exactly(tmp_path: Path) -> None:
@@ -195,8 +224,97 @@ def test_generated_c_holds_the_pages_exactly(tmp_path: Path) -> None:
 
 
 def test_repository_pages_compile_pedantic(tmp_path: Path) -> None:
-    dump = compile_and_dump(tmp_path, PAGES_DIR, sim_dotconfig(tmp_path, BOTH_RUNTIMES))
+    dotconfig = sim_dotconfig(tmp_path, BOTH_RUNTIMES)
+    dump = compile_and_dump(tmp_path, PAGES_DIR, dotconfig)
     assert dump.startswith(f"{len(list(PAGES_DIR.glob('*.md')))}\n")
+    # Every page, packed, reads back through the C reader as its text, byte for byte.
+    kept = GEN.select_pages(GEN.load_pages(PAGES_DIR), GEN.load_dotconfig(dotconfig))
+    assert dump == expected_dump(kept)
+    assert compile_and_dump(tmp_path, PAGES_DIR, dotconfig, ("--plain",)) == dump
+
+
+# ---- Packed text (docs/reference-format.md "Packed text") --------------------------------------
+
+def test_packing_round_trips_every_page_and_keeps_its_bounds(tmp_path: Path) -> None:
+    kept = GEN.select_pages(GEN.load_pages(PAGES_DIR),
+                            GEN.load_dotconfig(sim_dotconfig(tmp_path, BOTH_RUNTIMES)))
+    texts = [t.encode() for p in kept for t in (p.body, p.contract)]
+    codec, codes = GEN.pack(texts)
+    assert [GEN.unpack(codec, c) for c in codes] == texts
+    assert len(codec.literals) + len(codec.pairs) <= 256
+    assert codec.literals == bytes(sorted(set(b"".join(texts))))
+    depth = [0] * len(codec.literals)
+    for code, (left, right) in enumerate(codec.pairs, start=len(codec.literals)):
+        assert left < code and right < code  # what the C reader requires
+        depth.append(max(depth[left], depth[right]) + 1)
+    assert max(depth) <= GEN.CODEC_DEPTH
+    # Packing pays: the codes and the table are well under the text.
+    packed = sum(map(len, codes)) + len(codec.literals) + 2 * len(codec.pairs)
+    assert packed * 10 < sum(map(len, texts)) * 7, (packed, sum(map(len, texts)))
+
+
+def test_packing_stops_at_the_depth_bound() -> None:
+    # One letter repeated: each new pair doubles the last one and is one level deeper.
+    codec, codes = GEN.pack([b"x" * (1 << 20)])
+    assert len(codec.pairs) == GEN.CODEC_DEPTH
+    assert GEN.unpack(codec, codes[0]) == b"x" * (1 << 20)
+
+
+def test_packing_keeps_only_pairs_used_three_times() -> None:
+    assert GEN.pack([b"abab"])[0].pairs == []  # twice: the table would cost what it saves
+    assert GEN.pack([b"ababab"])[0].pairs == [(0, 1)]
+
+
+def search_c(tmp_path: Path, out: Path, queries: list[str]) -> list[str]:
+    """reference_search() over the generated registry in ``out``: topics and scores."""
+    main_c = tmp_path / "search.c"
+    main_c.write_text(r"""
+#include <stdio.h>
+#include <string.h>
+#include "reference.h"
+
+int main(void)
+{
+	char line[512];
+
+	while (fgets(line, sizeof(line), stdin) != NULL) {
+		struct reference_hit hits[64];
+		size_t total;
+		size_t n = reference_search(reference_builtin(), line, strlen(line), hits, 64, &total);
+
+		printf("%zu", total);
+		for (size_t i = 0; i < n; i++) {
+			printf(" %s=%u", hits[i].page->topic, (unsigned int)hits[i].score);
+		}
+		printf("\n");
+	}
+	return 0;
+}
+""")
+    exe = tmp_path / f"search-{out.name}"
+    subprocess.run(["cc", "-std=c11", "-Wall", "-Werror", "-DCONFIG_AGENT_TOOLS_REFERENCE",
+                    f"-I{TOOLS_DIR}", f"-I{out}", "-o", str(exe), str(main_c),
+                    str(out / "reference_pages.c"), str(TOOLS_DIR / "reference.c")], check=True)
+    return subprocess.run([str(exe)], input="\n".join(queries) + "\n", capture_output=True,
+                          text=True, check=True).stdout.split("\n")
+
+
+def test_search_over_packed_pages_equals_search_over_the_text(tmp_path: Path) -> None:
+    dotconfig = sim_dotconfig(tmp_path, BOTH_RUNTIMES)
+    for name, extra in (("packed", ()), ("plain", ("--plain",))):
+        assert GEN.main(["--pages", str(PAGES_DIR), "--dotconfig", str(dotconfig),
+                         "--out-c", str(tmp_path / name / "reference_pages.c"),
+                         "--out-h", str(tmp_path / name / "reference_pages.h"), *extra]) == 0
+    kept = GEN.select_pages(GEN.load_pages(PAGES_DIR), GEN.load_dotconfig(dotconfig))
+    words = sorted({w for p in kept for w in re.findall(r"[A-Za-z0-9_]+", p.body + p.contract)})
+    # Every word of the pages alone, and in threes; the task queries of the tests above.
+    queries = words + [" ".join(words[i:i + 3]) for i in range(0, len(words), 3)]
+    queries += [*TASK_QUERIES, *TOOL_QUERIES]
+    packed = search_c(tmp_path, tmp_path / "packed", queries)
+    plain = search_c(tmp_path, tmp_path / "plain", queries)
+    assert len(packed) == len(queries) + 1
+    assert packed == plain
+    assert sum(1 for line in packed if line not in ("", "0")) > len(words) / 2
 
 
 def test_no_page_still_compiles(tmp_path: Path) -> None:

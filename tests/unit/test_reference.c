@@ -10,10 +10,13 @@
 
 #include <cmocka.h>
 
+#include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "reference.h"
+#include "reference_text.h"
 
 /* ---- The built-in pages ---------------------------------------------------------------- */
 
@@ -31,13 +34,13 @@ static void test_builtin_pages_are_well_formed(void **state)
 		assert_true(strlen(p->topic) > 0 && strlen(p->topic) <= 31);
 		assert_true(strlen(p->summary) > 0 && strlen(p->summary) <= 96);
 		assert_true(strlen(p->keywords) > 0);
-		assert_int_equal(strlen(p->body), p->body_len);
-		assert_int_equal(strlen(p->contract), p->contract_len);
+		assert_int_equal(strlen(page_text(p, REFERENCE_BODY)), p->body_len);
+		assert_int_equal(strlen(page_text(p, REFERENCE_CONTRACT)), p->contract_len);
 		assert_true(p->body_len > 0 && p->body_len <= 4000);
 		assert_true(p->contract_len > 0 && p->contract_len <= 1024);
 		/* Placeholders were filled in from the build's .config. */
-		assert_null(strstr(p->body, "{{"));
-		assert_null(strstr(p->contract, "{{"));
+		assert_null(strstr(page_text(p, REFERENCE_BODY), "{{"));
+		assert_null(strstr(page_text(p, REFERENCE_CONTRACT), "{{"));
 		if (i > 0) {
 			assert_true(strcmp(idx->pages[i - 1].topic, p->topic) < 0);
 		}
@@ -60,8 +63,10 @@ static void test_builtin_topics(void **state)
 		assert_string_equal(p->topic, topics[i]);
 	}
 	/* The build's values, not the placeholders: the spec's 3 matches and 12 results. */
-	assert_non_null(strstr(reference_lookup(idx, "man")->contract, "(at most 3)"));
-	assert_non_null(strstr(reference_lookup(idx, "man")->contract, "up to 12 lines"));
+	assert_non_null(
+		strstr(page_text(reference_lookup(idx, "man"), REFERENCE_CONTRACT), "(at most 3)"));
+	assert_non_null(strstr(page_text(reference_lookup(idx, "man"), REFERENCE_CONTRACT),
+			       "up to 12 lines"));
 }
 
 static void test_lookup(void **state)
@@ -251,6 +256,231 @@ static void test_query_edges(void **state)
 	assert_int_equal(reference_search(&table, long_word, strlen(long_word), hits, 8, NULL), 0);
 }
 
+/* ---- Packed text (docs/reference-format.md "Packed text") ------------------------------- */
+
+/* Reads @p field of @p p in pieces of @p piece bytes into @p out (at most @p size). */
+static size_t read_in_pieces(const struct reference_page *p, enum reference_field field,
+			     size_t piece, char *out, size_t size, bool *corrupt)
+{
+	struct reference_reader r;
+	size_t len = 0;
+	size_t n;
+
+	reference_open(&r, p, field);
+	while (len < size &&
+	       (n = reference_read(&r, out + len, piece < size - len ? piece : size - len)) > 0) {
+		len += n;
+	}
+	*corrupt = r.corrupt;
+	return len;
+}
+
+static void test_builtin_pages_are_packed_and_read_in_any_piece(void **state)
+{
+	const struct reference_index *idx = reference_builtin();
+	static char whole[PAGE_TEXT_MAX + 1];
+	static char got[PAGE_TEXT_MAX + 1];
+	size_t text = 0;
+	size_t packed = 0;
+	bool corrupt;
+
+	(void)state;
+	for (size_t i = 0; i < idx->count; i++) {
+		const struct reference_page *p = &idx->pages[i];
+
+		assert_non_null(p->codec);
+		text += p->body_len + p->contract_len;
+		packed += p->body_size + p->contract_size;
+		for (int f = REFERENCE_BODY; f <= REFERENCE_CONTRACT; f++) {
+			size_t len = f == REFERENCE_BODY ? p->body_len : p->contract_len;
+
+			strcpy(whole, page_text(p, (enum reference_field)f));
+			assert_int_equal(strlen(whole), len);
+			for (size_t piece = 1; piece <= 67; piece++) {
+				assert_int_equal(read_in_pieces(p, (enum reference_field)f, piece, got,
+								sizeof(got), &corrupt),
+						 len);
+				assert_false(corrupt);
+				assert_memory_equal(got, whole, len);
+			}
+		}
+	}
+	/* Packing pays: the codes are well under the text. */
+	assert_true(packed * 10 < text * 7);
+}
+
+/* Whether the word was met before (each distinct word is queried once). */
+static bool seen_before(const char *word, size_t len)
+{
+	static char seen[4096][REFERENCE_WORD_MAX + 1];
+	static size_t count;
+	char w[REFERENCE_WORD_MAX + 1] = {0};
+
+	for (size_t i = 0; i < len && i < REFERENCE_WORD_MAX; i++) {
+		w[i] = (char)tolower((unsigned char)word[i]);
+	}
+	for (size_t i = 0; i < count; i++) {
+		if (strcmp(seen[i], w) == 0) {
+			return true;
+		}
+	}
+	assert_true(count < 4096);
+	strcpy(seen[count++], w);
+	return false;
+}
+
+/* Search over the packed pages ranks exactly as over their plain text. */
+static void test_packed_search_equals_plain_search(void **state)
+{
+	const struct reference_index *idx = reference_builtin();
+	static struct reference_page plain[64];
+	static char texts[64][2][PAGE_TEXT_MAX + 1];
+	struct reference_index plain_idx = {.pages = plain, .count = idx->count};
+	size_t queries = 0;
+
+	(void)state;
+	assert_true(idx->count <= 64);
+	for (size_t i = 0; i < idx->count; i++) {
+		plain[i] = idx->pages[i];
+		plain[i].codec = NULL;
+		strcpy(texts[i][0], page_text(&idx->pages[i], REFERENCE_BODY));
+		strcpy(texts[i][1], page_text(&idx->pages[i], REFERENCE_CONTRACT));
+		plain[i].body = texts[i][0];
+		plain[i].contract = texts[i][1];
+	}
+	/* Every word of every page, alone and with the word after it. */
+	for (size_t i = 0; i < idx->count; i++) {
+		for (int f = 0; f < 2; f++) {
+			const char *t = texts[i][f];
+			size_t at = 0;
+
+			while (t[at] != '\0') {
+				struct reference_hit a[12];
+				struct reference_hit b[12];
+				size_t a_total;
+				size_t b_total;
+				size_t len = 0;
+				size_t na;
+
+				while (t[at] != '\0' && !isalnum((unsigned char)t[at])) {
+					at++;
+				}
+				while (isalnum((unsigned char)t[at + len]) || t[at + len] == '_') {
+					len++;
+				}
+				if (len == 0 || seen_before(&t[at], len)) {
+					at += len;
+					continue;
+				}
+				for (size_t q = len; q <= len + 16 && t[at + q] != '\0'; q += 16) {
+					na = reference_search(idx, &t[at], q, a, 12, &a_total);
+					assert_int_equal(reference_search(&plain_idx, &t[at], q, b, 12,
+									  &b_total),
+							 na);
+					assert_int_equal(a_total, b_total);
+					for (size_t h = 0; h < na; h++) {
+						assert_int_equal(a[h].page - idx->pages,
+								 b[h].page - plain);
+						assert_int_equal(a[h].score, b[h].score);
+					}
+					queries++;
+				}
+				at += len;
+			}
+		}
+	}
+	assert_true(queries > 500);
+}
+
+/* 'x' and pairs (i, 0): code k stands for k + 1 x's and is k pairs deep. */
+static const uint8_t x_literal[] = {'x'};
+static const uint8_t chain_pairs[] = {0, 0, 1, 0, 2,  0, 3,  0, 4,  0, 5,  0, 6,  0, 7,  0, 8, 0,
+				      9, 0, 10, 0, 11, 0, 12, 0, 13, 0, 14, 0, 15, 0, 16, 0};
+static const struct reference_codec chain = {
+	.literals = x_literal, .pairs = chain_pairs, .literal_count = 1, .pair_count = 17};
+
+static size_t read_codes(const struct reference_codec *codec, const uint8_t *codes,
+			 size_t count, size_t len, char *out, size_t size, bool *corrupt)
+{
+	struct reference_page p = {.topic = "t", .summary = "s", .keywords = "k",
+				   .body = (const char *)codes, .contract = "",
+				   .codec = codec, .body_len = (uint16_t)len,
+				   .body_size = (uint16_t)count};
+
+	return read_in_pieces(&p, REFERENCE_BODY, 5, out, size, corrupt);
+}
+
+static void test_codec_depth_bound(void **state)
+{
+	char out[64];
+	bool corrupt;
+	uint8_t code = REFERENCE_CODEC_DEPTH;
+
+	(void)state;
+	/* REFERENCE_CODEC_DEPTH pairs deep: read whole. */
+	memset(out, 0, sizeof(out));
+	assert_int_equal(read_codes(&chain, &code, 1, REFERENCE_CODEC_DEPTH + 1, out, sizeof(out),
+				    &corrupt),
+			 REFERENCE_CODEC_DEPTH + 1);
+	assert_false(corrupt);
+	assert_int_equal(strspn(out, "x"), REFERENCE_CODEC_DEPTH + 1);
+	/* One deeper does not fit the reader's stack: refused, nothing read. */
+	code = REFERENCE_CODEC_DEPTH + 1;
+	assert_int_equal(read_codes(&chain, &code, 1, REFERENCE_CODEC_DEPTH + 2, out, sizeof(out),
+				    &corrupt),
+			 0);
+	assert_true(corrupt);
+}
+
+static void test_codec_corrupt_codes_end_the_text(void **state)
+{
+	static const uint8_t ab[] = {'a', 'b'};
+	/* code 2 = "ab"; code 3 names itself; code 4 names a code above it */
+	static const uint8_t pairs[] = {0, 1, 3, 0, 0, 5};
+	static const struct reference_codec codec = {
+		.literals = ab, .pairs = pairs, .literal_count = 2, .pair_count = 3};
+	char out[16];
+	bool corrupt;
+
+	(void)state;
+	/* Valid: "ab" "ab" "a", the length reached: codes after it are not read. */
+	static const uint8_t ok[] = {2, 2, 0, 7, 7};
+
+	memset(out, 0, sizeof(out));
+	assert_int_equal(read_codes(&codec, ok, sizeof(ok), 5, out, sizeof(out), &corrupt), 5);
+	assert_false(corrupt);
+	assert_string_equal(out, "ababa");
+	/* The caller's size bounds what is written: N, and the byte after it untouched. */
+	memset(out, '#', sizeof(out));
+	assert_int_equal(read_codes(&codec, ok, sizeof(ok), 5, out, 3, &corrupt), 3);
+	assert_memory_equal(out, "aba#", 4);
+	/* A code past the table (5 = 2 literals + 3 pairs): the text ends before it. */
+	static const uint8_t past[] = {0, 5, 1};
+
+	assert_int_equal(read_codes(&codec, past, sizeof(past), 3, out, sizeof(out), &corrupt), 1);
+	assert_true(corrupt);
+	/* The last code of the table is one: */
+	static const uint8_t last[] = {4};
+
+	assert_int_equal(read_codes(&codec, last, sizeof(last), 2, out, sizeof(out), &corrupt), 0);
+	assert_true(corrupt); /* 4 names 5, above itself */
+	/* A pair naming itself would never end. */
+	static const uint8_t self[] = {1, 3};
+
+	assert_int_equal(read_codes(&codec, self, sizeof(self), 4, out, sizeof(out), &corrupt), 1);
+	assert_true(corrupt);
+	/* The codes run out before the length: what there was, then the end. */
+	static const uint8_t short_codes[] = {2};
+
+	assert_int_equal(
+		read_codes(&codec, short_codes, sizeof(short_codes), 3, out, sizeof(out), &corrupt),
+		2);
+	assert_true(corrupt);
+	/* No codes at all and a length of 0: an empty text, not corrupt. */
+	assert_int_equal(read_codes(&codec, NULL, 0, 0, out, sizeof(out), &corrupt), 0);
+	assert_false(corrupt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -262,6 +492,10 @@ int main(void)
 		cmocka_unit_test(test_words_add_up_and_ties_keep_table_order),
 		cmocka_unit_test(test_bounds_of_the_hit_array),
 		cmocka_unit_test(test_query_edges),
+		cmocka_unit_test(test_builtin_pages_are_packed_and_read_in_any_piece),
+		cmocka_unit_test(test_packed_search_equals_plain_search),
+		cmocka_unit_test(test_codec_depth_bound),
+		cmocka_unit_test(test_codec_corrupt_codes_end_the_text),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,6 +27,7 @@
 #include "posix/posix_port.h"
 #include "reference.h"
 #include "reference_sd.h"
+#include "reference_text.h"
 #include "sha256.h"
 #include "tools_reference.h"
 
@@ -381,7 +382,8 @@ static void test_firmware_reference_gives_the_verified_contract(void **state)
 	char builtin_start[40];
 
 	(void)state;
-	snprintf(builtin_start, sizeof(builtin_start), "%.*s", 24, builtin->contract);
+	snprintf(builtin_start, sizeof(builtin_start), "%.*s", 24,
+		 page_text(builtin, REFERENCE_CONTRACT));
 	install(page, strlen(page));
 	answer();
 	assert_non_null(strstr(result, "card contract: gpio_read"));

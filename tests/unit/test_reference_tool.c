@@ -18,6 +18,7 @@
 
 #include "json_stream.h"
 #include "reference.h"
+#include "reference_text.h"
 #include "tool.h"
 #include "tool_exec.h"
 #include "tool_registry.h"
@@ -224,7 +225,8 @@ static void test_builtin_queries(void **state)
 			assert_non_null(p);
 			assert_string_equal(res.entries[e].summary, p->summary);
 			if (!res.truncated) {
-				assert_string_equal(res.entries[e].contract, p->contract);
+				assert_string_equal(res.entries[e].contract,
+						    page_text(p, REFERENCE_CONTRACT));
 			}
 		}
 	}
@@ -246,7 +248,8 @@ static void test_every_topic(void **state)
 		answer(idx, idx->pages[i].topic);
 		assert_true(res.count >= 1);
 		assert_string_equal(res.entries[0].topic, idx->pages[i].topic);
-		assert_string_equal(res.entries[0].contract, idx->pages[i].contract);
+		assert_string_equal(res.entries[0].contract,
+				    page_text(&idx->pages[i], REFERENCE_CONTRACT));
 	}
 }
 
@@ -264,7 +267,8 @@ static __attribute__((unused)) void expect_skeleton_first(const char *query, con
 	assert_true(res.count >= 1);
 	assert_string_equal(res.entries[0].topic, topic);
 	assert_string_equal(res.entries[0].contract,
-			    reference_lookup(reference_builtin(), topic)->contract);
+			    page_text(reference_lookup(reference_builtin(), topic),
+				      REFERENCE_CONTRACT));
 	assert_non_null(strstr(res.entries[0].contract, "\nSkeleton:\n"));
 	assert_non_null(strstr(strstr(res.entries[0].contract, "\nSkeleton:\n"), calls));
 	assert_non_null(strstr(strstr(res.entries[0].contract, "\nSkeleton:\n"), handling));

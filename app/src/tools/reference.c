@@ -1,6 +1,8 @@
 /*
- * Search and lookup over the reference registry (reference.h). No heap, no state: each
- * call tokenizes the query onto the stack and scans the const page text once per field.
+ * Search, lookup and reading of the reference registry (reference.h). No heap, no state:
+ * each call tokenizes the query onto the stack and scans the const page text once per
+ * field, decoding packed text piece by piece as it goes (a stack of REFERENCE_CODEC_DEPTH
+ * codes, no window).
  */
 #if defined(CONFIG_AGENT_TOOLS_REFERENCE)
 
@@ -74,34 +76,133 @@ static bool words_match(const char *a, size_t alen, const char *b, size_t blen)
 	return false;
 }
 
-/*
- * Calls @p fn for each word of @p text (lower-cased, cut to REFERENCE_WORD_MAX bytes). The
- * text ends at @p len bytes or, when @p len is SIZE_MAX, at its NUL.
- */
+void reference_open(struct reference_reader *r, const struct reference_page *page,
+		    enum reference_field field)
+{
+	bool body = field == REFERENCE_BODY;
+	bool packed = page->codec != NULL;
+
+	r->codec = page->codec;
+	r->src = (const uint8_t *)(body ? page->body : page->contract);
+	r->left = body ? page->body_len : page->contract_len;
+	r->src_left = packed ? (body ? page->body_size : page->contract_size) : r->left;
+	r->depth = 0;
+	r->corrupt = false;
+}
+
+/* The next byte of packed text, or -1 at its end (or at a corrupt code). */
+static int next_packed(struct reference_reader *r)
+{
+	const struct reference_codec *c = r->codec;
+	unsigned int code;
+
+	if (r->left == 0) {
+		return -1;
+	}
+	if (r->depth > 0) {
+		code = r->stack[--r->depth];
+	} else if (r->src_left > 0) {
+		code = *r->src++;
+		r->src_left--;
+	} else {
+		goto corrupt;
+	}
+	while (code >= c->literal_count) {
+		unsigned int i = code - c->literal_count;
+		const uint8_t *pair;
+
+		if (i >= c->pair_count || r->depth == REFERENCE_CODEC_DEPTH) {
+			goto corrupt;
+		}
+		pair = &c->pairs[2 * (size_t)i];
+		if (pair[0] >= code || pair[1] >= code) {
+			goto corrupt;
+		}
+		r->stack[r->depth++] = pair[1];
+		code = pair[0];
+	}
+	r->left--;
+	return c->literals[code];
+corrupt:
+	r->corrupt = true;
+	r->left = 0;
+	return -1;
+}
+
+size_t reference_read(struct reference_reader *r, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	if (r->codec == NULL) {
+		n = size < r->left ? size : r->left;
+		memcpy(buf, r->src, n);
+		r->src += n;
+		r->left -= n;
+		return n;
+	}
+	while (n < size) {
+		int c = next_packed(r);
+
+		if (c < 0) {
+			break;
+		}
+		buf[n++] = (char)c;
+	}
+	return n;
+}
+
+/* Splits text, given in pieces, into words (lower-cased, cut to REFERENCE_WORD_MAX bytes). */
+struct word_split {
+	void (*fn)(const char *, size_t, void *);
+	void *user_data;
+	size_t n;
+	char word[REFERENCE_WORD_MAX + 1];
+};
+
+static void split_end(struct word_split *s)
+{
+	if (s->n > 0) {
+		s->word[s->n] = '\0';
+		s->fn(s->word, s->n, s->user_data);
+		s->n = 0;
+	}
+}
+
+static void split_part(struct word_split *s, const char *text, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (!word_char(text[i])) {
+			split_end(s);
+		} else if (s->n < REFERENCE_WORD_MAX) {
+			s->word[s->n++] = lower(text[i]);
+		}
+	}
+}
+
+/* Calls @p fn for each word of the NUL-terminated @p text, or of @p len bytes of it. */
 static void each_word(const char *text, size_t len, void (*fn)(const char *, size_t, void *),
 		      void *user_data)
 {
-	char word[REFERENCE_WORD_MAX + 1];
-	size_t n = 0;
+	struct word_split s = {.fn = fn, .user_data = user_data, .n = 0};
 
-	for (size_t i = 0;; i++) {
-		bool end = len == SIZE_MAX ? text[i] == '\0' : i == len;
+	split_part(&s, text, len == SIZE_MAX ? strlen(text) : len);
+	split_end(&s);
+}
 
-		if (!end && word_char(text[i])) {
-			if (n < REFERENCE_WORD_MAX) {
-				word[n++] = lower(text[i]);
-			}
-			continue;
-		}
-		if (n > 0) {
-			word[n] = '\0';
-			fn(word, n, user_data);
-			n = 0;
-		}
-		if (end) {
-			return;
-		}
+/* Calls @p fn for each word of @p field of @p page, decoding it piece by piece. */
+static void each_field_word(const struct reference_page *page, enum reference_field field,
+			    void (*fn)(const char *, size_t, void *), void *user_data)
+{
+	struct word_split s = {.fn = fn, .user_data = user_data, .n = 0};
+	struct reference_reader r;
+	char piece[64];
+	size_t n;
+
+	reference_open(&r, page, field);
+	while ((n = reference_read(&r, piece, sizeof(piece))) > 0) {
+		split_part(&s, piece, n);
 	}
+	split_end(&s);
 }
 
 static void add_query_word(const char *word, size_t len, void *user_data)
@@ -137,11 +238,20 @@ static void match_word(const char *word, size_t len, void *user_data)
 	}
 }
 
-static uint32_t scan_field(const struct query_words *q, const char *text, size_t len)
+static uint32_t scan_field(const struct query_words *q, const char *text)
 {
 	struct field_scan scan = {.q = q, .mask = 0};
 
-	each_word(text, len, match_word, &scan);
+	each_word(text, SIZE_MAX, match_word, &scan);
+	return scan.mask;
+}
+
+static uint32_t scan_page_field(const struct query_words *q, const struct reference_page *page,
+				enum reference_field field)
+{
+	struct field_scan scan = {.q = q, .mask = 0};
+
+	each_field_word(page, field, match_word, &scan);
 	return scan.mask;
 }
 
@@ -191,10 +301,10 @@ static uint32_t score_page(const struct query_words *q, const struct reference_p
 	struct field_hits h;
 
 	h.topic_part = scan_topic(q, page->topic, &h.topic);
-	h.keyword = scan_field(q, page->keywords, SIZE_MAX);
-	h.summary = scan_field(q, page->summary, SIZE_MAX);
-	h.contract = scan_field(q, page->contract, page->contract_len);
-	h.body = scan_field(q, page->body, page->body_len);
+	h.keyword = scan_field(q, page->keywords);
+	h.summary = scan_field(q, page->summary);
+	h.contract = scan_page_field(q, page, REFERENCE_CONTRACT);
+	h.body = scan_page_field(q, page, REFERENCE_BODY);
 	return count_bits(h.topic) * REFERENCE_SCORE_TOPIC +
 	       count_bits(h.topic_part) * REFERENCE_SCORE_TOPIC_PART +
 	       count_bits(h.keyword) * REFERENCE_SCORE_KEYWORD +

@@ -11,8 +11,25 @@
 #ifndef AGENT_REFERENCE_H
 #define AGENT_REFERENCE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/*
+ * The dictionary of packed text (docs/reference-format.md, "Packed text"): each byte of a
+ * packed field is a code. A code below @c literal_count stands for the byte
+ * literals[code]; code literal_count + i stands for the two codes pairs[2i], pairs[2i+1],
+ * each smaller than itself. The generator keeps every code within REFERENCE_CODEC_DEPTH
+ * pairs of its bytes, so a reader decodes with a stack of that many bytes and no window.
+ */
+struct reference_codec {
+	const uint8_t *literals;
+	const uint8_t *pairs;
+	uint16_t literal_count;
+	uint16_t pair_count;
+};
+
+#define REFERENCE_CODEC_DEPTH 16
 
 struct reference_page {
 	const char *topic;    /* a-z 0-9 '-', unique */
@@ -20,8 +37,30 @@ struct reference_page {
 	const char *keywords; /* lower-case words separated by single spaces */
 	const char *body;     /* Markdown, what `man TOPIC` prints before the contract */
 	const char *contract; /* compact: commands, signatures, limits, errors */
-	uint16_t body_len;
-	uint16_t contract_len;
+	/* NULL: body and contract are the text; else their packed codes (read them with a
+	 * reference_reader). */
+	const struct reference_codec *codec;
+	uint16_t body_len;     /* bytes of text */
+	uint16_t contract_len; /* bytes of text */
+	uint16_t body_size;    /* bytes of packed codes (with a codec) */
+	uint16_t contract_size;
+};
+
+enum reference_field {
+	REFERENCE_BODY,
+	REFERENCE_CONTRACT,
+};
+
+/* Reads the text of one field of a page, packed or not, from its start. */
+struct reference_reader {
+	const struct reference_codec *codec;
+	const uint8_t *src;
+	size_t src_left; /* codes (or plain bytes) not read yet */
+	size_t left;     /* bytes of text still to come */
+	uint8_t stack[REFERENCE_CODEC_DEPTH];
+	uint8_t depth;
+	bool corrupt; /* a code outside the table, a pair not below its code, too deep, or
+		       * the codes ran out before the text's length */
 };
 
 /* A table of pages, sorted by topic (the generated one, or a test's own). */
@@ -69,6 +108,17 @@ const struct reference_index *reference_builtin(void);
  */
 size_t reference_search(const struct reference_index *index, const char *query, size_t len,
 			struct reference_hit *hits, size_t max, size_t *total);
+
+/** Start reading @p field of @p page. */
+void reference_open(struct reference_reader *r, const struct reference_page *page,
+		    enum reference_field field);
+
+/**
+ * The next at most @p size bytes of the text into @p buf; returns how many (0 at the end).
+ * A corrupt packed field ends early (r->corrupt set): the reader never reads outside the
+ * codes, the tables or its stack, and never gives more than the field's length.
+ */
+size_t reference_read(struct reference_reader *r, char *buf, size_t size);
 
 /** The page named exactly @p topic (without regard to case), or NULL. */
 const struct reference_page *reference_lookup(const struct reference_index *index,

@@ -313,6 +313,7 @@ enum reference_override_status reference_override_load(const struct reference_pa
 		return REFERENCE_OVERRIDE_MALFORMED;
 	}
 	ov->page = *builtin;
+	ov->page.codec = NULL; /* the card's text as it is, not packed */
 	ov->page.body = body;
 	ov->page.body_len = (uint16_t)body_len;
 	ov->page.contract = contract;

@@ -90,30 +90,88 @@ static size_t escaped_len(const char *text, size_t len)
 	return n;
 }
 
+/* The characters of a page's contract, decoded a piece at a time (reference_reader). */
+struct contract_chars {
+	struct reference_reader r;
+	size_t len; /* bytes in buf */
+	size_t pos; /* the next character's first byte */
+	char buf[64];
+};
+
+static void chars_open(struct contract_chars *cc, const struct reference_page *page)
+{
+	reference_open(&cc->r, page, REFERENCE_CONTRACT);
+	cc->len = 0;
+	cc->pos = 0;
+}
+
 /*
- * How many bytes of @p text (@p len bytes) fit in @p room once escaped, never splitting a
+ * The next character: its first byte at *@p at, its length returned (0 at the end) and its
+ * cost as char_at() gives it. The buffer holds four bytes ahead whenever the text has them,
+ * so char_at() sees what it would see in the whole text.
+ */
+static size_t chars_next(struct contract_chars *cc, const char **at, size_t *cost)
+{
+	size_t step;
+
+	if (cc->len - cc->pos < 4) {
+		memmove(cc->buf, &cc->buf[cc->pos], cc->len - cc->pos);
+		cc->len -= cc->pos;
+		cc->pos = 0;
+		cc->len += reference_read(&cc->r, &cc->buf[cc->len], sizeof(cc->buf) - cc->len);
+	}
+	if (cc->pos == cc->len) {
+		return 0;
+	}
+	step = char_at(&cc->buf[cc->pos], cc->len - cc->pos, cost);
+	*at = &cc->buf[cc->pos];
+	cc->pos += step;
+	return step;
+}
+
+/* Bytes the contract of @p page takes once escaped by the JSON writer (at most). */
+static size_t contract_escaped_len(const struct reference_page *page)
+{
+	struct contract_chars cc;
+	const char *at;
+	size_t cost;
+	size_t n = 0;
+
+	chars_open(&cc, page);
+	while (chars_next(&cc, &at, &cost) > 0) {
+		n += cost;
+	}
+	return n;
+}
+
+/*
+ * How many bytes of the contract of @p page fit in @p room once escaped, never splitting a
  * character: the end of the last whole line that fits when that keeps at least half.
  */
-static size_t fitting_prefix(const char *text, size_t len, size_t room)
+static size_t fitting_prefix(const struct reference_page *page, size_t room)
 {
+	struct contract_chars cc;
+	const char *at;
+	size_t cost;
+	size_t step;
 	size_t used = 0;
 	size_t end = 0;
 	size_t line_end = 0;
+	bool cut = false;
 
-	while (end < len) {
-		size_t cost;
-		size_t step = char_at(&text[end], len - end, &cost);
-
+	chars_open(&cc, page);
+	while ((step = chars_next(&cc, &at, &cost)) > 0) {
 		if (used + cost > room) {
+			cut = true;
 			break;
 		}
 		used += cost;
 		end += step;
-		if (text[end - 1] == '\n') {
+		if (at[step - 1] == '\n') {
 			line_end = end;
 		}
 	}
-	if (end < len && line_end > 0 && line_end >= end / 2) {
+	if (cut && line_end > 0 && line_end >= end / 2) {
 		return line_end;
 	}
 	return end;
@@ -130,13 +188,25 @@ static size_t entry_overhead(const struct reference_page *page, bool first)
 static void write_entry(struct json_writer *out, const struct reference_page *page,
 			size_t contract_len)
 {
+	struct reference_reader r;
+	char piece[64];
+	size_t n;
+
 	jw_object_begin(out);
 	jw_key(out, "topic");
 	jw_string(out, page->topic);
 	jw_key(out, "summary");
 	jw_string(out, page->summary);
 	jw_key(out, "contract");
-	jw_string_n(out, page->contract, contract_len);
+	jw_string_begin(out);
+	reference_open(&r, page, REFERENCE_CONTRACT);
+	while (contract_len > 0 &&
+	       (n = reference_read(&r, piece, contract_len < sizeof(piece) ? contract_len
+									 : sizeof(piece))) > 0) {
+		jw_string_part(out, piece, n);
+		contract_len -= n;
+	}
+	jw_string_end(out);
 	jw_object_end(out);
 }
 
@@ -192,14 +262,13 @@ int reference_tool_answer(const struct reference_index *index, const char *query
 				: hits[i].page;
 		size_t room = tool_result_room(out);
 		size_t overhead = entry_overhead(page, i == 0);
-		size_t whole = escaped_len(page->contract, page->contract_len);
+		size_t whole = contract_escaped_len(page);
 		size_t fit = 0;
 
 		if (room >= tail + overhead + whole) {
 			fit = page->contract_len;
 		} else if (room >= tail + overhead + CONTRACT_PART_MIN) {
-			fit = fitting_prefix(page->contract, page->contract_len,
-					     room - tail - overhead);
+			fit = fitting_prefix(page, room - tail - overhead);
 		} else {
 			truncated = true;
 		}

@@ -52,11 +52,25 @@ static void print_usage(struct agent_console *console)
 			    "Start with: man agent\n");
 }
 
+/* One field of a page, decoded piece by piece (the built-in pages are packed). */
+static void print_field(struct agent_console *console, const struct reference_page *page,
+			enum reference_field field)
+{
+	struct reference_reader r;
+	char piece[64];
+	size_t n;
+
+	reference_open(&r, page, field);
+	while ((n = reference_read(&r, piece, sizeof(piece))) > 0) {
+		agent_console_write(console, piece, n);
+	}
+}
+
 static void print_page(struct agent_console *console, const struct reference_page *page)
 {
-	agent_console_write(console, page->body, page->body_len);
+	print_field(console, page, REFERENCE_BODY);
 	agent_puts(console, "\n\n## Contract\n\n");
-	agent_console_write(console, page->contract, page->contract_len);
+	print_field(console, page, REFERENCE_CONTRACT);
 	agent_puts(console, "\n");
 }
 

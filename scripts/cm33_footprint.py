@@ -1,0 +1,768 @@
+#!/usr/bin/env python3
+"""Flash, static RAM and worst stack chains of the portable core on a Cortex-M33, against the
+budgets in tests/cm33/budgets.json (docs/footprint.md).
+
+Cross-compiles every source of the portable core (AGENT_CORE_SOURCES of app/src/core.cmake:
+app/src/agent/*, tools, script, modules) plus the generated reference pages with Debian's
+arm-none-eabi-gcc (-mcpu=cortex-m33 -mthumb -Os, newlib-nano), links it against a stub of
+the port (tests/cm33/port_stub.c) and the portable port code (pools, cancellation flags) with
+--gc-sections, the thread entries of tests/cm33/threads.txt kept as roots, and prints:
+
+* flash (text, rodata and data) by part and its largest symbols;
+* static RAM: internal and PSRAM-placed (AGENT_PSRAM_ATTR, here the section .ext_ram.bss as
+  on the ESP32-S3), the pools' buffers apart from the other statics, and the largest symbols;
+* the worst stack chain from each thread entry, from -fcallgraph-info=su, with the indirect
+  calls resolved by tests/cm33/indirect_calls.txt; indirect calls the table does not cover and
+  recursion are listed.
+
+Exits 1 when a budget is exceeded or an indirect call is not covered, naming it; 2 when the
+build fails.
+
+    .venv/bin/python scripts/cm33_footprint.py [--budget NAME=VALUE ...] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+APP_SRC = REPO / "app" / "src"
+CM33_DIR = REPO / "tests" / "cm33"
+DEFAULT_BUILD = REPO / "build" / "cm33"
+BUDGETS_FILE = CM33_DIR / "budgets.json"
+THREADS_FILE = CM33_DIR / "threads.txt"
+INDIRECT_FILE = CM33_DIR / "indirect_calls.txt"
+
+CC = "arm-none-eabi-gcc"
+NM = "arm-none-eabi-nm"
+ARCH_FLAGS = ("-mcpu=cortex-m33", "-mthumb")
+CFLAGS = (*ARCH_FLAGS, "-std=c11", "-Os", "-ffunction-sections", "-fdata-sections",
+          "--specs=nano.specs", "-fstack-usage", "-fcallgraph-info=su", "-Wall", "-Wextra")
+LDFLAGS = (*ARCH_FLAGS, "--specs=nano.specs", "--specs=nosys.specs", "-nostartfiles",
+           "-Wl,--gc-sections")
+#: The folders of AGENT_CORE_DIRS (app/src/core.cmake), the port's portable files.
+CORE_DIRS = ("agent/state", "agent/wire", "tools", "script", "modules", "agent/store",
+             "agent/provider", "agent/request", "agent/shell", "agent/mgmt")
+PORT_SOURCES = ("pool_book.c", "pool_table.c", "cancel.c", "settings_names.c")
+PSRAM_SECTION = ".ext_ram.bss"
+TOP = 15
+
+#: Parts of the image, in the order printed; "project" parts make the flash budget.
+PARTS = ("core", "tools", "modules", "script", "reference pages", "port (pools)", "zcbor",
+         "libc", "port stub")
+PROJECT_PARTS = PARTS[:6]
+
+
+class BuildError(Exception):
+    """The cross-compile or the link failed; the message has the compiler's output."""
+
+
+def part_of(path: str) -> str:
+    """The part of the image an object file (or library member) belongs to."""
+    name = Path(path.split("(")[0]).name
+    if path.endswith(")") or name.endswith(".a") or "/lib/" in path or "/libc" in path:
+        return "libc"
+    if name == "port_stub.o":
+        return "port stub"
+    if name == "reference_pages.o":
+        return "reference pages"
+    if name.startswith("zcbor_"):
+        return "zcbor"
+    if "/port/" in path:
+        return "port (pools)"
+    for folder, part in (("/tools/", "tools"), ("/modules/", "modules"),
+                         ("/script/", "script")):
+        if folder in path:
+            return part
+    return "core"
+
+
+# ---- Build ---------------------------------------------------------------------------------
+
+
+def run(cmd: list[str], cwd: Path | None = None) -> str:
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise BuildError(f"{Path(cmd[0]).name} ... {cmd[-1]}\n{proc.stdout}{proc.stderr}")
+    return proc.stdout
+
+
+@dataclass
+class Source:
+    path: Path
+    obj: Path
+    extra: tuple[str, ...] = ()
+
+
+def sources(build: Path, zcbor: Path) -> list[Source]:
+    """Every source of the image with the object it compiles to (objects mirror the tree)."""
+    out: list[Source] = []
+    for folder in CORE_DIRS:
+        for src in sorted((APP_SRC / folder).glob("*.c")):
+            out.append(Source(src, build / "obj" / folder / (src.stem + ".o")))
+    out.append(Source(build / "gen" / "reference" / "reference_pages.c",
+                      build / "obj" / "reference" / "reference_pages.o"))
+    for name in PORT_SOURCES:
+        out.append(Source(APP_SRC / "port" / name, build / "obj" / "port" / (name[:-2] + ".o")))
+    out.append(Source(CM33_DIR / "port_stub.c", build / "obj" / "stub" / "port_stub.o"))
+    for name in ("zcbor_common.c", "zcbor_decode.c", "zcbor_encode.c"):
+        out.append(Source(zcbor / "src" / name, build / "obj" / "zcbor" / (name[:-2] + ".o"),
+                          ("-w",)))
+    return out
+
+
+def configure(build: Path) -> Path:
+    """The configuration header, reference pages and zcbor sources; returns zcbor's folder."""
+    gen = build / "gen"
+    py = sys.executable
+    run([py, str(REPO / "scripts" / "gen_config.py"), "--kconfig", str(REPO / "app" / "Kconfig"),
+         "--conf", str(CM33_DIR / "cm33.conf"), "--out", str(gen / "agent_autoconf.h"),
+         "--dotconfig", str(gen / ".config")])
+    run([py, str(REPO / "scripts" / "gen_reference.py"), "--pages", str(REPO / "docs" / "reference"),
+         "--dotconfig", str(gen / ".config"),
+         "--out-c", str(gen / "reference" / "reference_pages.c"),
+         "--out-h", str(gen / "reference" / "reference_pages.h")])
+    out = run([py, str(REPO / "scripts" / "fetch_zcbor.py")])
+    return Path(out.strip().splitlines()[-1])
+
+
+def build_image(build: Path, roots: list[str], jobs: int) -> tuple[Path, Path, list[Source]]:
+    """Compile and link; returns the ELF, the map file and the sources."""
+    zcbor = configure(build)
+    gen = build / "gen"
+    includes = [f"-I{APP_SRC / 'port'}", *(f"-I{APP_SRC / d}" for d in CORE_DIRS),
+                f"-I{gen / 'reference'}", f"-I{zcbor / 'include'}"]
+    defines = ["-imacros", str(gen / "agent_autoconf.h"),
+               f'-DAGENT_PORT_PSRAM_SECTION="{PSRAM_SECTION}"']
+    srcs = sources(build, zcbor)
+
+    def compile_one(src: Source) -> None:
+        src.obj.parent.mkdir(parents=True, exist_ok=True)
+        run([CC, *CFLAGS, *defines, *includes, *src.extra, "-c", str(src.path),
+             "-o", str(src.obj)])
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(compile_one, srcs))
+    elf = build / "cm33_core.elf"
+    map_file = build / "cm33_core.map"
+    undefined = [f"-Wl,--undefined={r}" for r in roots]
+    run([CC, *LDFLAGS, "-T", str(CM33_DIR / "cm33.ld"), f"-Wl,-Map={map_file}", *undefined,
+         *(str(s.obj) for s in srcs), "-o", str(elf)])
+    return elf, map_file, srcs
+
+
+# ---- Map file and symbols ------------------------------------------------------------------
+
+
+@dataclass
+class InputSection:
+    out: str  # output section: .text, .rodata, .data, .bss, .ext_ram.bss, ...
+    name: str
+    addr: int
+    size: int
+    obj: str
+
+
+MAP_LINE = re.compile(r"^ (\S+)?\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S.*)$")
+OUT_LINE = re.compile(r"^(\.\S+)")
+
+
+def read_map(map_file: Path) -> list[InputSection]:
+    """The input sections the link kept, with their output section and object."""
+    sections: list[InputSection] = []
+    in_map = False
+    out = ""
+    pending = ""
+    for line in map_file.read_text().splitlines():
+        if line.startswith("Linker script and memory map"):
+            in_map = True
+            continue
+        if not in_map:
+            continue
+        m = OUT_LINE.match(line)
+        if m:
+            out = m.group(1)
+            continue
+        if line.startswith(" ") and not line.startswith("  ") and len(line.split()) == 1:
+            pending = line.strip()  # a long input section name; address on the next line
+            continue
+        m = MAP_LINE.match(line)
+        if m and (m.group(1) or pending) and not m.group(4).startswith(("=", "PROVIDE")):
+            name = m.group(1) or pending
+            pending = ""
+            size = int(m.group(3), 16)
+            if size and name.startswith(".") and name != "*fill*":
+                sections.append(InputSection(out, name, int(m.group(2), 16), size,
+                                             m.group(4).strip()))
+        else:
+            pending = ""
+    return sections
+
+
+@dataclass
+class Symbol:
+    name: str
+    addr: int
+    size: int
+    part: str
+    out: str
+    obj: str
+
+
+def read_symbols(elf: Path, sections: list[InputSection]) -> list[Symbol]:
+    """The ELF's sized symbols, each tied to the input section (object) holding it."""
+    ordered = sorted(sections, key=lambda s: s.addr)
+    starts = [s.addr for s in ordered]
+    syms: list[Symbol] = []
+    for line in run([NM, "-S", "--defined-only", str(elf)]).splitlines():
+        fields = line.split()
+        if len(fields) != 4:
+            continue
+        addr, size, name = int(fields[0], 16), int(fields[1], 16), fields[3]
+        i = bisect.bisect_right(starts, addr) - 1
+        if i < 0 or size == 0:
+            continue
+        sec = ordered[i]
+        if not sec.addr <= addr < sec.addr + sec.size:
+            continue
+        syms.append(Symbol(name, addr, size, part_of(sec.obj), sec.out,
+                           Path(sec.obj.split("(")[0]).name))
+    return syms
+
+
+def pool_buffers() -> set[str]:
+    """Names of the static buffers the core hands to agent_pool_init() (its third argument)."""
+    call = re.compile(r"agent_pool_init\(\s*[^,]+,\s*[^,]+,\s*&?\s*(\w+)")
+    names: set[str] = set()
+    for folder in CORE_DIRS:
+        for src in (APP_SRC / folder).glob("*.c"):
+            names.update(call.findall(src.read_text()))
+    return names
+
+
+# ---- Figures -------------------------------------------------------------------------------
+
+
+@dataclass
+class Footprint:
+    flash: dict[str, int] = field(default_factory=lambda: dict.fromkeys(PARTS, 0))
+    ram: dict[str, int] = field(default_factory=dict)  # internal, internal pools, psram, psram pools
+    top_flash: list[Symbol] = field(default_factory=list)
+    top_internal: list[Symbol] = field(default_factory=list)
+    top_psram: list[Symbol] = field(default_factory=list)
+    pools: list[Symbol] = field(default_factory=list)
+    core_folders: dict[str, int] = field(default_factory=dict)  # flash of app/src/agent/*
+
+
+FLASH_OUT = (".text", ".rodata", ".data", ".ARM.exidx")
+
+
+def measure(sections: list[InputSection], syms: list[Symbol]) -> Footprint:
+    fp = Footprint()
+    ram = {"internal": 0, "internal pools": 0, "psram": 0, "psram pools": 0}
+    pools = pool_buffers()
+    pool_syms = [s for s in syms if s.name in pools and s.out in (".bss", ".data", PSRAM_SECTION)]
+    fp.pools = pool_syms
+    for sec in sections:
+        part = part_of(sec.obj)
+        if sec.out in FLASH_OUT:
+            fp.flash[part] += sec.size
+        if part == "port stub":
+            continue
+        if sec.out in (".data", ".bss"):
+            ram["internal"] += sec.size
+        elif sec.out == PSRAM_SECTION:
+            ram["psram"] += sec.size
+    for s in pool_syms:
+        key = "psram" if s.out == PSRAM_SECTION else "internal"
+        ram[key] -= s.size
+        ram[key + " pools"] += s.size
+    fp.ram = ram
+    for sec in sections:
+        m = re.search(r"/obj/agent/(\w+)/", sec.obj)
+        if m and sec.out in FLASH_OUT:
+            fp.core_folders[m.group(1)] = fp.core_folders.get(m.group(1), 0) + sec.size
+
+    def top(outs: tuple[str, ...]) -> list[Symbol]:
+        chosen = [s for s in syms if s.out in outs and s.part != "port stub"]
+        return sorted(chosen, key=lambda s: (-s.size, s.name))[:TOP]
+
+    fp.top_flash = top((".text", ".rodata", ".data"))
+    fp.top_internal = top((".data", ".bss"))
+    fp.top_psram = top((PSRAM_SECTION,))
+    return fp
+
+
+# ---- Stack chains --------------------------------------------------------------------------
+
+
+NODE = re.compile(r'^node: \{ title: "([^"]+)" label: "([^"]*)"')
+EDGE = re.compile(r'^edge: \{ sourcename: "([^"]+)" targetname: "([^"]+)" label: "([^"]*)"')
+BYTES = re.compile(r"\\n(\d+) bytes \(([^)]*)\)")
+INDIRECT = "__indirect_call"
+
+
+def node_id(title: str) -> str:
+    """A function's name in the graph: NAME for an external one, FILE.c:NAME for a static one."""
+    if ":" in title:
+        path, name = title.rsplit(":", 1)
+        return f"{Path(path).name}:{name}"
+    return title
+
+
+@dataclass
+class CallGraph:
+    frame: dict[str, int] = field(default_factory=dict)
+    dynamic: dict[str, str] = field(default_factory=dict)
+    calls: dict[str, set[str]] = field(default_factory=dict)
+    indirect: dict[str, list[str]] = field(default_factory=dict)  # caller -> call sites
+    #: NAME -> FILE.c:NAME for a function defined with its file in the title although other
+    #: files call it by name (a weak definition, such as zcbor's fallback strnlen)
+    alias: dict[str, str] = field(default_factory=dict)
+
+
+def read_callgraph(ci_files: list[Path]) -> CallGraph:
+    graph = CallGraph()
+    for ci in ci_files:
+        for line in ci.read_text().splitlines():
+            m = NODE.match(line)
+            if m:
+                b = BYTES.search(m.group(2))
+                if b:
+                    name = node_id(m.group(1))
+                    graph.frame[name] = int(b.group(1))
+                    if b.group(2) != "static":
+                        graph.dynamic[name] = b.group(2)
+                continue
+            m = EDGE.match(line)
+            if m:
+                src, dst = node_id(m.group(1)), node_id(m.group(2))
+                if dst == INDIRECT:
+                    site = m.group(3)
+                    graph.indirect.setdefault(src, []).append(
+                        f"{Path(site.split(':')[0]).name}:{site.split(':')[1]}")
+                else:
+                    graph.calls.setdefault(src, set()).add(dst)
+    by_plain: dict[str, list[str]] = {}
+    for name in graph.frame:
+        if ":" in name:
+            by_plain.setdefault(name.rsplit(":", 1)[1], []).append(name)
+    graph.alias = {plain: names[0] for plain, names in by_plain.items()
+                   if len(names) == 1 and plain not in graph.frame}
+    return graph
+
+
+DIS_FUNC = re.compile(r"^([0-9a-f]+) <([^>]+)>:$")
+DIS_INSN = re.compile(r"^\s*([0-9a-f]+):\s+(\S+)\s*(.*)$")
+REGLIST = re.compile(r"\{([^}]*)\}")
+SP_SUB = re.compile(r"^sp, (?:sp, )?#(\d+)")
+
+
+@dataclass
+class _DisFunc:
+    frame: int = 0
+    calls: set[int] = field(default_factory=set)
+    indirect: bool = False
+    insns: int = 0
+
+
+def _disassembly(elf: Path) -> dict[int, _DisFunc]:
+    """Each function of the ELF by address: its prologue's stack (push/stmdb of registers,
+    sub sp), the addresses it branches to and whether it calls through a register."""
+    funcs: dict[int, _DisFunc] = {}
+    cur: _DisFunc | None = None
+    for line in run(["arm-none-eabi-objdump", "-d", "--no-show-raw-insn", str(elf)]).splitlines():
+        m = DIS_FUNC.match(line)
+        if m:
+            cur = funcs.setdefault(int(m.group(1), 16), _DisFunc())
+            continue
+        m = DIS_INSN.match(line)
+        if not m or cur is None:
+            continue
+        op, arg = m.group(2), m.group(3)
+        cur.insns += 1
+        prologue = cur.insns <= 8
+        if prologue and (op == "push" or (op.startswith("stmdb") and arg.startswith("sp!"))):
+            regs = REGLIST.search(arg)
+            for r in regs.group(1).split(",") if regs else ():
+                lo, _, hi = r.strip().partition("-")
+                cur.frame += 4 * (int(hi.strip("r")) - int(lo.strip("r")) + 1 if hi else 1)
+        elif prologue and op in ("sub", "sub.w", "subw") and SP_SUB.match(arg):
+            cur.frame += int(SP_SUB.match(arg).group(1))  # type: ignore[union-attr]
+        elif op == "blx" or (op == "bx" and arg.strip() != "lr"):
+            cur.indirect = True
+        elif op in ("bl", "b.w", "b", "b.n"):
+            target = arg.split()[0] if arg else ""
+            if re.fullmatch(r"[0-9a-f]+", target):
+                cur.calls.add(int(target, 16))
+    return funcs
+
+
+def add_library_frames(graph: CallGraph, elf: Path, syms: list[Symbol]) -> set[str]:
+    """Frames and calls of the linked C library functions (newlib-nano, libgcc), which have
+    no -fstack-usage figure, estimated from their disassembly; a branch to another function's
+    start is a call. Returns the names so estimated."""
+    names_at: dict[int, list[str]] = {}
+    for s in syms:
+        if s.out == ".text" and s.part == "libc":
+            names_at.setdefault(s.addr & ~1, []).append(s.name)
+    funcs = _disassembly(elf)
+    estimated: set[str] = set()
+    for addr, fn in funcs.items():
+        names = names_at.get(addr, [])
+        if not names or any(n in graph.frame for n in names):
+            continue
+        callees = {names_at[t][0] for t in fn.calls if t != addr and t in funcs and t in names_at}
+        for n in names:
+            graph.frame[n] = fn.frame
+            graph.calls[n] = set(callees)
+            if fn.indirect:
+                graph.indirect.setdefault(n, []).append(f"{n} (C library)")
+            estimated.add(n)
+    return estimated
+
+
+def read_table(path: Path) -> dict[str, list[str]]:
+    """NAME: WORD... lines (comments with #); a line may continue on indented lines."""
+    table: dict[str, list[str]] = {}
+    key = ""
+    for raw in path.read_text().splitlines():
+        line = raw.split("#", 1)[0].rstrip()
+        if not line.strip():
+            continue
+        if line[0].isspace() and key:
+            table[key].extend(line.split())
+            continue
+        key, _, rest = line.partition(": ")
+        if not _ and line.endswith(":"):
+            key, rest = line[:-1], ""
+        table[key.strip()] = rest.split()
+    return table
+
+
+def indirect_table(path: Path) -> dict[str, list[str]]:
+    """Callers and their possible callees, with @GROUP names expanded."""
+    raw = read_table(path)
+    groups = {k: v for k, v in raw.items() if k.startswith("@")}
+    out: dict[str, list[str]] = {}
+
+    def expand(words: list[str], seen: tuple[str, ...] = ()) -> list[str]:
+        result: list[str] = []
+        for w in words:
+            if w.startswith("@"):
+                if w not in groups or w in seen:
+                    raise ValueError(f"{path.name}: unknown or recursive group {w}")
+                result.extend(expand(groups[w], (*seen, w)))
+            else:
+                result.append(w)
+        return result
+
+    for k, v in raw.items():
+        if not k.startswith("@"):
+            out[k] = expand(v)
+    return out
+
+
+@dataclass
+class Chain:
+    thread: str
+    total: int
+    path: list[tuple[str, int]]
+    recursion: list[str]
+    unknown: list[str]  # callees without stack figures (the C library, helpers of libgcc)
+
+
+class _Walk:
+    """The deepest chain below each function, for one thread."""
+
+    def __init__(self, graph: CallGraph, table: dict[str, list[str]],
+                 depths: dict[str, int]) -> None:
+        self.graph, self.table, self.depths = graph, table, depths
+        self.memo: dict[str, tuple[int, list[str]]] = {}
+        self.recursion: set[str] = set()
+        self.unknown: set[str] = set()
+        self.onstack: set[str] = set()
+
+    def callees(self, fn: str) -> set[str]:
+        out = set(self.graph.calls.get(fn, ()))
+        if fn in self.graph.indirect:
+            out.update(self.table.get(fn, ()))
+        return out
+
+    def worst(self, fn: str) -> tuple[int, list[str]]:
+        graph = self.graph
+        if fn in self.memo:
+            return self.memo[fn]
+        if fn not in graph.frame and fn in graph.alias:
+            return self.worst(graph.alias[fn])
+        if fn not in graph.frame:
+            self.unknown.add(fn)
+            return 0, [fn]
+        self.onstack.add(fn)
+        best: tuple[int, list[str]] = (0, [])
+        for callee in sorted(self.callees(fn)):
+            if callee == fn and fn in self.depths:
+                continue
+            if callee in self.onstack:
+                self.recursion.add(f"{fn} -> {callee}")
+                continue
+            sub = self.worst(callee)
+            if sub[0] > best[0] or not best[1]:
+                best = sub
+        self.onstack.discard(fn)
+        depth = self.depths.get(fn, 1)
+        result = (graph.frame[fn] * depth + best[0], [fn] * depth + best[1])
+        self.memo[fn] = result
+        return result
+
+
+def worst_chains(graph: CallGraph, threads: dict[str, list[str]],
+                 table: dict[str, list[str]], depths: dict[str, int]) -> list[Chain]:
+    """The deepest chain from each thread's entries. A function that calls itself and has a
+    depth in @p depths counts that many frames; any other cycle is cut where it closes (each
+    function of it counted once) and reported."""
+    chains: list[Chain] = []
+    for thread, entries in threads.items():
+        walk = _Walk(graph, table, depths)
+        best: tuple[int, list[str]] = (-1, [])
+        for entry in entries:
+            got = walk.worst(entry)
+            if got[0] > best[0]:
+                best = got
+        path = [(f, graph.frame.get(f, 0)) for f in best[1]]
+        chains.append(Chain(thread, best[0], path, sorted(walk.recursion), sorted(walk.unknown)))
+    return chains
+
+
+def recursion_depths(table: dict[str, list[str]]) -> dict[str, int]:
+    """The !recursion entry of the table: FUNCTION=DEPTH for each function that calls itself."""
+    depths: dict[str, int] = {}
+    for item in table.pop("!recursion", []):
+        name, _, depth = item.partition("=")
+        depths[name] = int(depth)
+    return depths
+
+
+def unresolved(graph: CallGraph, table: dict[str, list[str]], kept: set[str]) -> list[str]:
+    """Callers with indirect calls, linked into the image, that the table does not cover."""
+    out = []
+    for caller, sites in sorted(graph.indirect.items()):
+        plain = caller.rsplit(":", 1)[-1]
+        if caller not in table and plain in kept:
+            out.append(f"{caller} (calls through a pointer at {', '.join(sorted(set(sites)))})")
+    return out
+
+
+def stale_entries(graph: CallGraph, table: dict[str, list[str]]) -> list[str]:
+    """Table entries naming a caller without indirect calls or a callee with no stack figure."""
+    out = []
+    for caller, targets in sorted(table.items()):
+        if caller not in graph.indirect:
+            out.append(f"{caller}: no indirect call in this caller any more")
+        out.extend(f"{caller}: callee {t} is no function of the core" for t in targets
+                   if t not in graph.frame)
+    return out
+
+
+# ---- Report --------------------------------------------------------------------------------
+
+
+def load_budgets(path: Path, overrides: list[str]) -> dict[str, dict[str, object]]:
+    budgets: dict[str, dict[str, object]] = json.loads(path.read_text())["budgets"]
+    for item in overrides:
+        name, sep, value = item.partition("=")
+        if not sep or name not in budgets:
+            raise SystemExit(f"cm33_footprint: --budget {item}: no budget named {name!r} "
+                             f"(budgets: {', '.join(budgets)})")
+        budgets[name] = {**budgets[name], "bytes": int(value, 0)}
+    return budgets
+
+
+def write_budgets(path: Path, figures: dict[str, int]) -> dict[str, dict[str, object]]:
+    """Set each budget to its figure plus margin_percent, rounded up to 64 bytes."""
+    doc = json.loads(path.read_text())
+    for name, spec in doc["budgets"].items():
+        got = figures[name]
+        limit = got * (100 + int(spec["margin_percent"])) / 100
+        spec["measured"] = got
+        spec["bytes"] = (int(limit) + 63) // 64 * 64
+    lines = ["{", f' "about": {json.dumps(doc["about"])},', ' "budgets": {']
+    items = list(doc["budgets"].items())
+    for i, (name, spec) in enumerate(items):
+        comma = "," if i < len(items) - 1 else ""
+        lines.append(f"  {json.dumps(name)}: {json.dumps(spec)}{comma}")
+    lines += [" }", "}"]
+    path.write_text("\n".join(lines) + "\n")
+    budgets: dict[str, dict[str, object]] = doc["budgets"]
+    return budgets
+
+
+def kib(n: int) -> str:
+    return f"{n:>9,} B ({n / 1024:6.1f} KiB)"
+
+
+def print_top(title: str, syms: list[Symbol]) -> None:
+    print(f"\n  top {TOP} {title}:")
+    for s in syms:
+        print(f"    {s.size:>7,}  {s.name:<40} {s.obj} [{s.part}]")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build-dir", type=Path, default=DEFAULT_BUILD)
+    ap.add_argument("--jobs", type=int, default=2, help="parallel compiles (default 2)")
+    ap.add_argument("--budget", action="append", default=[], metavar="NAME=VALUE",
+                    help="override one budget of tests/cm33/budgets.json for this run")
+    ap.add_argument("--json", type=Path, help="also write the figures as JSON to this file")
+    ap.add_argument("--reuse", action="store_true",
+                    help="report on the image --build-dir already holds, without building")
+    ap.add_argument("--indirect", type=Path, default=INDIRECT_FILE,
+                    help="the indirect-call table (default tests/cm33/indirect_calls.txt)")
+    ap.add_argument("--write-budgets", action="store_true",
+                    help="set every budget of tests/cm33/budgets.json to the measured value "
+                         "plus its margin_percent (rounded up to 64 B), then check them")
+    args = ap.parse_args(argv)
+
+    for tool in (CC, NM):
+        if shutil.which(tool) is None:
+            print(f"cm33_footprint: {tool} not found (Debian: gcc-arm-none-eabi "
+                  f"libnewlib-arm-none-eabi; ./dev installs them)", file=sys.stderr)
+            return 2
+    budgets = load_budgets(BUDGETS_FILE, args.budget)
+    threads = read_table(THREADS_FILE)
+    table = indirect_table(args.indirect)
+    roots = sorted({e for entries in threads.values() for e in entries if ":" not in e})
+
+    build = args.build_dir.resolve()
+    objects = build / "objects.txt"
+    elf, map_file = build / "cm33_core.elf", build / "cm33_core.map"
+    if args.reuse and elf.exists() and objects.exists():
+        objs = [Path(line) for line in objects.read_text().splitlines()]
+    else:
+        if build.exists():
+            shutil.rmtree(build)
+        build.mkdir(parents=True)
+        try:
+            elf, map_file, srcs = build_image(build, roots, max(1, args.jobs))
+        except BuildError as err:
+            print(f"cm33_footprint: build failed:\n{err}", file=sys.stderr)
+            return 2
+        objs = [s.obj for s in srcs]
+        objects.write_text("".join(f"{o}\n" for o in objs))
+
+    sections = read_map(map_file)
+    syms = read_symbols(elf, sections)
+    fp = measure(sections, syms)
+    graph = read_callgraph([o.with_suffix(".ci") for o in objs])
+    estimated = add_library_frames(graph, elf, syms)
+    kept = {s.name for s in syms if s.out == ".text"}
+    depths = recursion_depths(table)
+    chains = worst_chains(graph, threads, table, depths)
+    missing = unresolved(graph, table, kept)
+    stale = stale_entries(graph, table)
+
+    project_flash = sum(fp.flash[p] for p in PROJECT_PARTS)
+    figures = {
+        "flash": project_flash,
+        "ram_internal": fp.ram["internal"],
+        "ram_all_internal": sum(fp.ram.values()),
+        **{f"stack_{c.thread}": c.total for c in chains},
+    }
+
+    print(f"Cortex-M33 footprint of the portable core ({CC} {' '.join(CFLAGS[:6])}, "
+          f"newlib-nano, --gc-sections; config tests/cm33/cm33.conf)")
+    print("\nflash (text + rodata + data):")
+    for part in PARTS:
+        print(f"  {part:<18}{kib(fp.flash[part])}")
+        if part == "core":
+            for folder, size in sorted(fp.core_folders.items(), key=lambda i: -i[1]):
+                print(f"    agent/{folder:<12}{kib(size)}")
+    print(f"  {'flash (budget)':<18}{kib(project_flash)}   core to port (pools): the project's code")
+    print(f"  {'linked in all':<18}{kib(sum(fp.flash.values()))}")
+    print("\nstatic RAM (data + bss; the port stub's left out):")
+    print(f"  internal, beyond the pools  {kib(fp.ram['internal'])}")
+    print(f"  internal, pool buffers      {kib(fp.ram['internal pools'])}")
+    print(f"  PSRAM-placed, beyond pools  {kib(fp.ram['psram'])}")
+    print(f"  PSRAM-placed, pool buffers  {kib(fp.ram['psram pools'])}")
+    print(f"  all of it internal (no PSRAM) {kib(figures['ram_all_internal'])}")
+    print("\n  pool buffers: " + ", ".join(f"{s.name} {s.size:,} B"
+                                          f" ({'PSRAM' if s.out == PSRAM_SECTION else 'internal'})"
+                                          for s in sorted(fp.pools, key=lambda s: -s.size)))
+    print_top("flash symbols", fp.top_flash)
+    print_top("internal RAM symbols", fp.top_internal)
+    print_top("PSRAM symbols", fp.top_psram)
+
+    print("\nworst stack chain per thread entry (bytes of each frame, -fstack-usage;"
+          " * the C library's, from its disassembly):")
+    for c in chains:
+        print(f"\n  {c.thread}: {c.total:,} B")
+        for fn, size in c.path:
+            print(f"    {size:>6}{'*' if fn in estimated else ' '} {fn}")
+        if c.recursion:
+            print(f"    cycles cut (each function counted once): {'; '.join(c.recursion)}")
+        if c.unknown:
+            print(f"    not counted (no stack figure: C library, libgcc): {' '.join(c.unknown)}")
+    dynamic = sorted(graph.dynamic.items())
+    if dynamic:
+        print("\n  frames not of a fixed size: "
+              + ", ".join(f"{fn} ({kind})" for fn, kind in dynamic))
+
+    failures: list[str] = []
+    if missing:
+        print("\nindirect calls not in tests/cm33/indirect_calls.txt:")
+        for m in missing:
+            print(f"  {m}")
+        failures.append(f"{len(missing)} caller(s) with indirect calls missing from "
+                        "tests/cm33/indirect_calls.txt")
+    cycles = sorted({r for c in chains for r in c.recursion})
+    if cycles:
+        print("\ncycles of the call graph without a depth in tests/cm33/indirect_calls.txt "
+              "(!recursion):")
+        for r in cycles:
+            print(f"  {r}")
+        failures.append(f"{len(cycles)} cycle(s) of the call graph without a stated depth")
+    if stale:
+        print("\nstale entries of tests/cm33/indirect_calls.txt:")
+        for s in stale:
+            print(f"  {s}")
+        failures.append(f"{len(stale)} stale entr(y/ies) in tests/cm33/indirect_calls.txt")
+
+    if args.write_budgets:
+        budgets = write_budgets(BUDGETS_FILE, figures)
+    print("\nbudgets (tests/cm33/budgets.json):")
+    for name, spec in budgets.items():
+        limit = int(str(spec["bytes"]))
+        got = figures.get(name)
+        if got is None:
+            failures.append(f"budget {name}: no such figure")
+            continue
+        verdict = "ok" if got <= limit else "OVER"
+        print(f"  {name:<18} {got:>8,} of {limit:>8,} B  {verdict}   (goal: {spec.get('goal', '-')})")
+        if got > limit:
+            failures.append(f"budget {name} exceeded: {got:,} B measured, {limit:,} B allowed")
+
+    if args.json:
+        args.json.write_text(json.dumps({
+            "figures": figures, "flash": fp.flash, "ram": fp.ram,
+            "chains": {c.thread: {"bytes": c.total, "path": c.path, "recursion": c.recursion,
+                                  "unknown": c.unknown} for c in chains},
+            "unresolved": missing, "stale": stale, "cycles": cycles, "failures": failures,
+            "pools": {p.name: p.size for p in fp.pools}}, indent=1))
+    for f in failures:
+        print(f"cm33_footprint: {f}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("LC_ALL", "C")
+    sys.exit(main())

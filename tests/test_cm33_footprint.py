@@ -1,0 +1,138 @@
+"""The Cortex-M33 footprint and stack report (scripts/cm33_footprint.py, docs/footprint.md).
+
+The core is cross-compiled and linked once per session (a few seconds on two cores); the other
+runs report on that image again (--reuse) with budgets or the indirect-call table changed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPT = REPO / "scripts" / "cm33_footprint.py"
+CM33 = REPO / "tests" / "cm33"
+BUDGETS = json.loads((CM33 / "budgets.json").read_text())["budgets"]
+
+
+def run(build: Path, *args: str, reuse: bool = True) -> tuple[subprocess.CompletedProcess[str],
+                                                            dict[str, Any]]:
+    out = build / f"report-{uuid.uuid4().hex}.json"
+    cmd = [sys.executable, str(SCRIPT), "--build-dir", str(build / "cm33"), "--json", str(out),
+           *(["--reuse"] if reuse else []), *args]
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300,
+                          check=False)
+    report = json.loads(out.read_text()) if out.exists() else {}
+    return proc, report
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str],
+                                                              dict[str, Any]]:
+    """One full build and report, with the repository's budgets and table."""
+    build = tmp_path_factory.mktemp("cm33")
+    proc, report = run(build, reuse=False)
+    assert report, proc.stdout + proc.stderr
+    return build, proc, report
+
+
+def test_report_runs_and_every_budget_holds(built: tuple[Path, Any, dict[str, Any]]) -> None:
+    _, proc, report = built
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert report["failures"] == []
+    for name, spec in BUDGETS.items():
+        assert 0 < report["figures"][name] <= spec["bytes"], name
+    # Every part the report names was measured, and the budgeted flash is their sum.
+    parts = ("core", "tools", "modules", "script", "reference pages", "port (pools)")
+    assert all(report["flash"][p] > 0 for p in parts)
+    assert report["figures"]["flash"] == sum(report["flash"][p] for p in parts)
+    for heading in ("flash (text + rodata + data)", "static RAM", "top 15 flash symbols",
+                    "top 15 internal RAM symbols", "top 15 PSRAM symbols",
+                    "worst stack chain per thread entry"):
+        assert heading in proc.stdout
+
+
+def test_psram_buffers_and_pools_are_reported_apart(built: tuple[Path, Any, dict[str, Any]]
+                                                    ) -> None:
+    """AGENT_PSRAM_ATTR buffers land in .ext_ram.bss; the pools' buffers are counted apart."""
+    _, _, report = built
+    ram = report["ram"]
+    assert ram["psram"] > 0 and ram["psram pools"] > 0
+    # The provider's stream and request-body pools are PSRAM-preferred (provider.c).
+    assert {"stream_buf", "body_buf"} <= set(report["pools"])
+    assert ram["psram pools"] + ram["internal pools"] == sum(report["pools"].values())
+    assert report["figures"]["ram_all_internal"] == sum(ram.values())
+
+
+def test_every_thread_has_a_chain_from_its_entries(built: tuple[Path, Any, dict[str, Any]]
+                                                   ) -> None:
+    _, _, report = built
+    threads = ("main", "shell", "sysworkq", "smp", "worker", "script")
+    assert set(report["chains"]) == set(threads)
+    for name in threads:
+        chain = report["chains"][name]
+        assert chain["bytes"] == sum(size for _, size in chain["path"]), name
+    # The request worker reaches the provider's stream parser through the table's callbacks.
+    worker = [fn for fn, _ in report["chains"]["worker"]["path"]]
+    assert "provider_run" in worker and "json_stream_feed" in worker
+
+
+@pytest.mark.parametrize("name", sorted(BUDGETS))
+def test_a_budget_below_the_measured_value_fails_naming_it(
+        built: tuple[Path, Any, dict[str, Any]], name: str) -> None:
+    build, _, report = built
+    measured = report["figures"][name]
+    at, _ = run(build, "--budget", f"{name}={measured}")
+    assert at.returncode == 0, at.stdout + at.stderr
+    below, _ = run(build, "--budget", f"{name}={measured - 1}")
+    assert below.returncode == 1
+    assert f"budget {name} exceeded: {measured:,} B measured, {measured - 1:,} B allowed" \
+        in below.stderr
+    assert below.stderr.count("exceeded") == 1
+
+
+def test_an_unknown_budget_name_is_refused(built: tuple[Path, Any, dict[str, Any]]) -> None:
+    build, _, _ = built
+    proc, _ = run(build, "--budget", "flash_total=1")
+    assert proc.returncode != 0 and "no budget named 'flash_total'" in proc.stderr
+
+
+def test_the_indirect_call_table_covers_every_indirect_call(
+        built: tuple[Path, Any, dict[str, Any]]) -> None:
+    _, _, report = built
+    assert report["unresolved"] == []
+    assert report["stale"] == []
+    assert report["cycles"] == []
+
+
+def test_a_caller_missing_from_the_table_fails(built: tuple[Path, Any, dict[str, Any]],
+                                               tmp_path: Path) -> None:
+    build, _, _ = built
+    table = (CM33 / "indirect_calls.txt").read_text().splitlines()
+    cut = [line for line in table if not line.startswith("tool_execute:")]
+    assert len(cut) == len(table) - 1
+    (tmp_path / "table.txt").write_text("\n".join(cut) + "\n")
+    proc, report = run(build, "--indirect", str(tmp_path / "table.txt"))
+    assert proc.returncode == 1
+    assert [u.split()[0] for u in report["unresolved"]] == ["tool_execute"]
+    assert "missing from tests/cm33/indirect_calls.txt" in proc.stderr
+
+
+def test_recursion_without_a_stated_depth_fails(built: tuple[Path, Any, dict[str, Any]],
+                                                tmp_path: Path) -> None:
+    build, _, _ = built
+    table = (CM33 / "indirect_calls.txt").read_text()
+    cut = table.replace("tool_session.c:write_object_schema=2", "")
+    assert cut != table
+    (tmp_path / "table.txt").write_text(cut)
+    proc, cut_report = run(build, "--indirect", str(tmp_path / "table.txt"))
+    assert proc.returncode == 1
+    assert cut_report["cycles"] == [
+        "tool_session.c:write_object_schema -> tool_session.c:write_object_schema"]
+    assert "cycle(s) of the call graph without a stated depth" in proc.stderr

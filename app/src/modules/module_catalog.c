@@ -12,7 +12,7 @@
 #define SLOTS	    CONFIG_AGENT_MODULE_SLOTS
 #define ARENA_BYTES ((uint32_t)CONFIG_AGENT_CATALOG_BYTES)
 
-static struct module_entry entries[SLOTS];
+static struct module_entry entries[SLOTS] AGENT_PSRAM_ATTR;
 static char arena[ARENA_BYTES] AGENT_PSRAM_ATTR;
 static uint32_t last_seq;
 

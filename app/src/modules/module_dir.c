@@ -17,7 +17,7 @@
 #define DIR_PATH_MAX 255u
 
 /* The manifest (or the head of SKILL.md), read once and kept for the head and the parts. */
-static char manifest_buf[CONFIG_AGENT_MODULE_MANIFEST_MAX_LEN + 1];
+static char manifest_buf[CONFIG_AGENT_MODULE_MANIFEST_MAX_LEN + 1] AGENT_PSRAM_ATTR;
 
 static int join(char *out, size_t len, const char *dir, const char *name, size_t name_len)
 {

@@ -45,9 +45,9 @@ struct module_tool {
 	bool registered;
 };
 
-static struct module_tool tools[CONFIG_AGENT_MODULE_SLOTS];
+static struct module_tool tools[CONFIG_AGENT_MODULE_SLOTS] AGENT_PSRAM_ATTR;
 /* One request runs at a time, so one call at a time: its output and argv live here. */
-static char output[CONFIG_AGENT_TOOL_RESULT_MAX_LEN + 1];
+static char output[CONFIG_AGENT_TOOL_RESULT_MAX_LEN + 1] AGENT_PSRAM_ATTR;
 
 static const char *lua_unavailable(void)
 {

@@ -7,7 +7,7 @@
 #include "storage_path.h"
 
 /* One chunk buffer for hashing: the tools run one at a time on the agent worker. */
-static uint8_t hash_chunk[STORAGE_CHUNK_BYTES];
+static uint8_t hash_chunk[STORAGE_CHUNK_BYTES] AGENT_PSRAM_ATTR;
 
 const char *storage_errno_text(int err)
 {

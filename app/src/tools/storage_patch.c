@@ -29,7 +29,7 @@ _Static_assert(CONFIG_AGENT_STORAGE_PATCH_EDITS_MAX <= TOOL_ITEMS_MAX,
 
 enum { EDIT_OFFSET, EDIT_DELETE, EDIT_INSERT };
 
-static uint8_t patch_chunk[STORAGE_CHUNK_BYTES];
+static uint8_t patch_chunk[STORAGE_CHUNK_BYTES] AGENT_PSRAM_ATTR;
 
 int patch_write(struct patch_io *io, const void *data, size_t len)
 {

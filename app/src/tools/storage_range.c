@@ -22,7 +22,7 @@
 /* Bytes before the offset kept to tell where a character the offset falls into starts. */
 #define LEAD_BACK 3u
 
-static uint8_t range_buf[LEAD_BACK + CONFIG_AGENT_STORAGE_RANGE_MAX_LEN];
+static uint8_t range_buf[LEAD_BACK + CONFIG_AGENT_STORAGE_RANGE_MAX_LEN] AGENT_PSRAM_ATTR;
 
 static bool is_continuation(uint8_t c)
 {

@@ -15,7 +15,7 @@
 #include "tools_storage.h"
 
 /* The content of one read: static, the tools run one at a time on the agent worker. */
-static uint8_t read_buf[CONFIG_AGENT_STORAGE_IO_MAX_LEN];
+static uint8_t read_buf[CONFIG_AGENT_STORAGE_IO_MAX_LEN] AGENT_PSRAM_ATTR;
 
 /* Read up to @p cap bytes; *more tells whether the file holds further bytes. */
 static int read_head(const struct tool_ctx *ctx, const char *path, uint8_t *buf, size_t cap,

@@ -71,8 +71,8 @@ struct search {
 	size_t excerpt_after;
 };
 
-static struct search search_state;
-static uint8_t search_chunk[STORAGE_CHUNK_BYTES];
+static struct search search_state AGENT_PSRAM_ATTR;
+static uint8_t search_chunk[STORAGE_CHUNK_BYTES] AGENT_PSRAM_ATTR;
 static char search_queue[CONFIG_AGENT_STORAGE_SEARCH_PATHS_MAX][STORAGE_PATH_MAX + 1]
 	AGENT_PSRAM_ATTR;
 

@@ -19,7 +19,7 @@ static int first_token(void *user_data, const struct json_stream *js, const stru
 
 bool tool_json_is_object(const char *json, size_t len)
 {
-	static struct json_stream js; /* one request at a time; kept off the worker stack */
+	static struct json_stream js AGENT_PSRAM_ATTR; /* one request at a time; off the stack */
 	bool is_object = false;
 
 	json_stream_init(&js, first_token, &is_object);

@@ -21,7 +21,7 @@
 #include "tools_hardware_internal.h"
 #include "tools_listing.h"
 
-char tools_hw_item_buf[TOOLS_ITEM_MAX]; /* tools run one at a time */
+char tools_hw_item_buf[TOOLS_ITEM_MAX] AGENT_PSRAM_ATTR; /* tools run one at a time */
 
 /* ---- names ---------------------------------------------------------------------------------- */
 

@@ -14,8 +14,8 @@
 #include "tools_system.h"
 
 /* One snapshot per call, kept off the worker stack: tools run one at a time. */
-static struct agent_jobs_snapshot snap;
-static char item_buf[TOOLS_ITEM_MAX];
+static struct agent_jobs_snapshot snap AGENT_PSRAM_ATTR;
+static char item_buf[TOOLS_ITEM_MAX] AGENT_PSRAM_ATTR;
 
 static void write_header(struct json_writer *out, const struct agent_jobs_snapshot *s)
 {

@@ -97,7 +97,7 @@ int agent_mgmt_tools_read(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal
 #define STATUS_OVERHEAD 48 /* the response's other members and the data header */
 #define STATUS_CHUNK	512
 
-static char status_chunk[STATUS_CHUNK];
+static char status_chunk[STATUS_CHUNK] AGENT_PSRAM_ATTR;
 
 int agent_mgmt_tool_status_read(zcbor_state_t *zsd, zcbor_state_t *zse, struct refusal *r)
 {

@@ -40,7 +40,7 @@ static struct {
 	size_t input_len;
 	char out[OUT_BUF];
 	size_t out_len;
-} scr;
+} scr AGENT_PSRAM_ATTR;
 
 /* ---- Output ----------------------------------------------------------------------------- */
 

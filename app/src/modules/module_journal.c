@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "agent_fs_io.h"
 #include "agent_port.h"
 #include "sha256.h"
 
@@ -167,25 +168,6 @@ static int head_decode(const uint8_t in[HEAD_BYTES], struct module_journal_recor
 
 /* ---- reading ------------------------------------------------------------------------------ */
 
-/* Read @p len bytes, fewer only at the end of the file: the count, or a negative errno. */
-static int read_full(struct agent_file *file, void *buf, size_t len)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		int n = agent_fs_read(file, (uint8_t *)buf + got, len - got);
-
-		if (n < 0) {
-			return n;
-		}
-		if (n == 0) {
-			break;
-		}
-		got += (size_t)n;
-	}
-	return (int)got;
-}
-
 /* A walk through the records of an open journal, from just after its header. */
 struct walk {
 	struct agent_file *file;
@@ -213,7 +195,7 @@ static int read_text(struct walk *w, uint8_t *dst, uint32_t len, uint32_t *crc,
 		if (dst == NULL && want > sizeof(chunk)) {
 			want = sizeof(chunk);
 		}
-		n = read_full(w->file, to, want);
+		n = agent_fs_read_exact(w->file, to, want);
 		if (n < 0) {
 			return n;
 		}
@@ -231,7 +213,7 @@ static int read_text(struct walk *w, uint8_t *dst, uint32_t len, uint32_t *crc,
 static int read_crc(struct walk *w, uint32_t crc)
 {
 	uint8_t raw[CRC_BYTES];
-	int n = read_full(w->file, raw, sizeof(raw));
+	int n = agent_fs_read_exact(w->file, raw, sizeof(raw));
 
 	if (n < 0) {
 		return n;
@@ -281,14 +263,14 @@ static int walk_one(struct walk *w)
 	int n;
 
 	w->name_read = false;
-	n = read_full(w->file, head, sizeof(head));
+	n = agent_fs_read_exact(w->file, head, sizeof(head));
 	if (n <= 0) {
 		return n == 0 ? WALK_END : n;
 	}
 	if ((size_t)n < sizeof(head) || head_decode(head, &w->rec, &name_len) != 0) {
 		return -EBADMSG;
 	}
-	n = read_full(w->file, w->rec.name, name_len);
+	n = agent_fs_read_exact(w->file, w->rec.name, name_len);
 	if (n < 0) {
 		return n;
 	}
@@ -326,7 +308,7 @@ static int walk_file(struct agent_file *file, const struct module_journal_replay
 	int n;
 
 	memset(out, 0, sizeof(*out));
-	n = read_full(file, header, sizeof(header));
+	n = agent_fs_read_exact(file, header, sizeof(header));
 	if (n < 0) {
 		return n;
 	}
@@ -417,23 +399,6 @@ int module_journal_replay(const struct module_journal_replay_ops *ops, void *use
 
 /* ---- writing ------------------------------------------------------------------------------ */
 
-static int write_all(struct agent_file *file, const void *buf, size_t len)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		int n = agent_fs_write(file, (const uint8_t *)buf + done, len - done);
-
-		if (n < 0) {
-			return n;
-		}
-		if (n == 0) {
-			return -ENOSPC;
-		}
-		done += (size_t)n;
-	}
-	return 0;
-}
 
 /* An IMPORT to be written: its fields checked, its digest against its text. */
 static int import_check(const struct module_journal_record *rec, const void *manifest,
@@ -476,17 +441,17 @@ static int write_record(struct agent_file *file, const struct module_journal_rec
 				   rec->body_len);
 	}
 	put_le32(crc_raw, crc);
-	err = write_all(file, head, sizeof(head));
+	err = agent_fs_write_all(file, head, sizeof(head));
 	if (err == 0) {
-		err = write_all(file, rec->name, name_len);
+		err = agent_fs_write_all(file, rec->name, name_len);
 	}
 	if (err == 0 && import) {
-		err = write_all(file, manifest, rec->manifest_len);
+		err = agent_fs_write_all(file, manifest, rec->manifest_len);
 		if (err == 0) {
-			err = write_all(file, body, rec->body_len);
+			err = agent_fs_write_all(file, body, rec->body_len);
 		}
 	}
-	return err == 0 ? write_all(file, crc_raw, sizeof(crc_raw)) : err;
+	return err == 0 ? agent_fs_write_all(file, crc_raw, sizeof(crc_raw)) : err;
 }
 
 static int make_dir(void)
@@ -536,7 +501,7 @@ static int append(const struct module_journal_record *rec, size_t name_len, cons
 	}
 	if (size == 0) {
 		header_encode(header);
-		err = write_all(file, header, sizeof(header));
+		err = agent_fs_write_all(file, header, sizeof(header));
 	}
 	if (err == 0) {
 		err = write_record(file, rec, name_len, manifest, body);
@@ -603,7 +568,7 @@ static int write_compacted(module_journal_live_fn live, void *user, uint32_t *re
 		return err;
 	}
 	header_encode(header);
-	err = write_all(file, header, sizeof(header));
+	err = agent_fs_write_all(file, header, sizeof(header));
 	*records = 0;
 	for (size_t i = 0; err == 0; i++) {
 		manifest = NULL;

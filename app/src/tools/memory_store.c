@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "agent_fs_io.h"
 #include "agent_port.h"
 
 static const uint8_t magic[4] = {'A', 'M', 'E', 'M'};
@@ -132,22 +133,12 @@ int32_t memory_cosine_e4(const int8_t *a, const int8_t *b, size_t dim)
 	return (int32_t)(cos * 10000 + (cos < 0 ? -0.5 : 0.5));
 }
 
+/* All @p len bytes: 0, -ENODATA when the file ends first, or the errno. */
 static int read_full(struct agent_file *file, void *buf, size_t len)
 {
-	size_t done = 0;
+	int n = agent_fs_read_exact(file, buf, len);
 
-	while (done < len) {
-		int n = agent_fs_read(file, (uint8_t *)buf + done, len - done);
-
-		if (n < 0) {
-			return n;
-		}
-		if (n == 0) {
-			return -ENODATA;
-		}
-		done += (size_t)n;
-	}
-	return 0;
+	return n < 0 ? n : ((size_t)n < len ? -ENODATA : 0);
 }
 
 static int write_full(struct agent_file *file, const void *buf, size_t len)

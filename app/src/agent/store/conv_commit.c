@@ -200,7 +200,7 @@ static int write_temp(const char *tmp_path, const struct conv_header *hdr, struc
 	if (err == 0) {
 		conv_trailer_encode(hdr->file_bytes, 0, trailer);
 		conv_put_le32(trailer + 8, conv_crc32(out.crc, trailer, 8));
-		err = conv_write_all(out.file, trailer, sizeof(trailer));
+		err = agent_fs_write_all(out.file, trailer, sizeof(trailer));
 	}
 	if (err == 0) {
 		err = agent_fs_sync(out.file);

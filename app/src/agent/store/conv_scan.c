@@ -113,7 +113,7 @@ int conv_sink_put(struct conv_sink *sink, const void *data, size_t len)
 		return 0;
 	}
 	sink->crc = conv_crc32(sink->crc, data, len);
-	return conv_write_all(sink->file, data, len);
+	return agent_fs_write_all(sink->file, data, len);
 }
 
 /*

@@ -66,40 +66,9 @@ void conv_io_give(uint8_t *buf)
 
 int conv_read_exact(struct agent_file *file, void *buf, size_t len)
 {
-	uint8_t *p = buf;
+	int n = agent_fs_read_exact(file, buf, len);
 
-	while (len > 0u) {
-		int n = agent_fs_read(file, p, len);
-
-		if (n < 0) {
-			return n;
-		}
-		if (n == 0) {
-			return -EBADMSG;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-int conv_write_all(struct agent_file *file, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	while (len > 0u) {
-		int n = agent_fs_write(file, p, len);
-
-		if (n < 0) {
-			return n;
-		}
-		if (n == 0) {
-			return -ENOSPC;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return n < 0 ? n : ((size_t)n < len ? -EBADMSG : 0);
 }
 
 int64_t conv_wall_now(void)

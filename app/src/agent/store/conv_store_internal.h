@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent_fs_io.h"
 #include "agent_port.h"
 #include "conv_format.h"
 #include "conv_store.h"
@@ -78,7 +79,6 @@ void conv_io_give(uint8_t *buf);
 
 /* Read exactly @p len bytes; the end of the file before them means a damaged file. */
 int conv_read_exact(struct agent_file *file, void *buf, size_t len);
-int conv_write_all(struct agent_file *file, const void *buf, size_t len);
 
 /* Wall-clock seconds, 0 when unknown. */
 int64_t conv_wall_now(void);

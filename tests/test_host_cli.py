@@ -46,7 +46,8 @@ STATUS = {"version": "0.3.0", "board": "host_sim", "protocol": "responses",
           "tool_calls": {"executed": 3, "denied": 1, "failed": 0, "last_used": 2,
                          "last_budget": 8},
           "pools": [{"name": "stream", "class": "internal", "block": 512, "total": 4,
-                     "free": 3, "lowest": 1}]}
+                     "free": 3, "lowest": 1, "held_peak": 1536, "written_peak": 700,
+                     "written_block": 400}]}
 LIST = [{"slot": 1, "turns": 1, "bytes": 140, "model": "gpt-test", "title": "Hi",
          "damaged": False},
         {"slot": 3, "turns": 0, "bytes": 99, "model": "", "title": "", "damaged": True}]
@@ -153,8 +154,8 @@ def test_status_prints_settings_counters_and_pools(peer: Peer, run: Run) -> None
     assert "version: 0.3.0\nboard: host_sim\nprotocol: responses\n" in out
     assert "key: set\n" in out and "max-tools: 8\n" in out
     assert "tool calls: 3 executed, 1 denied, 0 failed; last request 2 of 8\n" in out
-    assert "POOL    CLASS     BLOCK  TOTAL  FREE  LOWEST\nstream  internal  512    4      3     1" \
-        in out
+    assert ("POOL    CLASS     BLOCK  TOTAL  FREE  LOWEST  PEAK HELD  PEAK WRITTEN\n"
+            "stream  internal  512    4      3     1       1536       700") in out
     assert [(r.command, r.write, r.body) for r in peer.agent()] == [(1, False, {})]
 
 

@@ -199,9 +199,9 @@ async def _status(device: Device, args: argparse.Namespace, out: Output) -> int:
                                f"{calls.failed} failed; last request {calls.last_used} of "
                                f"{calls.last_budget}"))])
     out.line()
-    out.table(["POOL", "CLASS", "BLOCK", "TOTAL", "FREE", "LOWEST"],
-              [[p.name, p.pool_class, str(p.block), str(p.total), str(p.free), str(p.lowest)]
-               for p in st.pools], title="memory pools")
+    out.table(["POOL", "CLASS", "BLOCK", "TOTAL", "FREE", "LOWEST", "PEAK HELD", "PEAK WRITTEN"],
+              [[p.name, p.pool_class, str(p.block), str(p.total), str(p.free), str(p.lowest),
+                str(p.held_peak), str(p.written_peak)] for p in st.pools], title="memory pools")
     return 0
 
 

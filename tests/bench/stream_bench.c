@@ -1,7 +1,7 @@
 /*
  * Benchmark driver of the stream path (not a test): runs provider turns against an endpoint
  * (the test server on loopback, serving a recorded stream) and reports what the turn produced
- * and the peak bytes the stream path's pools held. scripts/bench_stream.py runs it under
+ * and what the stream path's pools held and had written into them at most (provider_memory_get). scripts/bench_stream.py runs it under
  * callgrind to count instructions per KiB streamed.
  *
  * Usage: stream_bench URL REPETITIONS
@@ -12,6 +12,8 @@
 
 #include "agent_config.h"
 #include "provider.h"
+
+static char call_args[PROVIDER_CALL_ARGS_BYTES];
 
 struct tally {
 	size_t text_bytes;
@@ -39,6 +41,7 @@ int main(int argc, char **argv)
 {
 	struct agent_config cfg;
 	struct tally tally = {0};
+	struct provider_memory mem;
 	const char *why;
 	int reps;
 
@@ -64,12 +67,16 @@ int main(int argc, char **argv)
 			.prompt = "bench",
 			.emit = on_event,
 			.user_data = &tally,
+			.call_args = call_args, /* the tool loop's buffer, as agent_request.c gives */
 		};
 
 		provider_run(&req);
 	}
-	printf("text_bytes=%zu calls=%u errors=%u peak_pool_bytes=%zu\n", tally.text_bytes,
-	       tally.calls, tally.errors, provider_stream_peak_bytes());
+	provider_memory_get(&mem);
+	printf("text_bytes=%zu calls=%u errors=%u stream_held=%zu stream_written=%zu "
+	       "body_held=%zu body_written=%zu parse_state=%zu\n",
+	       tally.text_bytes, tally.calls, tally.errors, mem.stream_held_peak,
+	       mem.stream_written_peak, mem.body_held_peak, mem.body_written_peak, mem.parse_state);
 	if (tally.errors != 0) {
 		printf("last_error=%s\n", tally.last_error);
 	}

@@ -235,10 +235,18 @@ def test_help(dut: SimDevice) -> None:
 
 def test_status_shows_the_stream_pools(dut: SimDevice) -> None:
     pools = [x for x in dut.exec_command("agent status") if x.startswith("pool:")]
-    assert "pool:      stream   4/4 free (lowest 4), 4096 B blocks, psram" in pools
-    assert "pool:      request  1/1 free (lowest 1), 32768 B blocks, psram" in pools
-    # The conversation store's one I/O block, used by its recovery at boot and given back.
-    assert "pool:      conv     1/1 free (lowest 0), 512 B blocks, internal" in pools
+    # Nothing streamed yet: the stream path's pools were never taken from.
+    assert ("pool:      stream   4/4 free (lowest 4), 4096 B blocks, psram; peak 0 B held, "
+            "0 B written") in pools
+    assert ("pool:      request  1/1 free (lowest 1), 32768 B blocks, psram; peak 0 B held, "
+            "0 B written") in pools
+    # The conversation store's one I/O block, taken by its recovery at boot and given back:
+    # held whole; on an empty store nothing was read into it.
+    conv = [p for p in pools if p.startswith("pool:      conv     1/1 free (lowest 0), 512 B "
+                                             "blocks, internal; peak 512 B held, ")]
+    assert len(conv) == 1, pools
+    written = int(conv[0].split("held, ")[1].split(" B written")[0])
+    assert written == 0, conv
 
 
 CONNECTED_BOARD = ("board caps=wifi\n"

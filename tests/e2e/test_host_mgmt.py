@@ -129,12 +129,16 @@ def test_status_config_and_tools_agree_with_the_shell(dut: SimDevice) -> None:
     assert status["tool calls"] == "0 executed, 0 denied, 0 failed; last request 0 of 0"
     # The pools: the same as the shell's pool lines, in order.
     table = ok(host(dut, "status")).split("memory pools\n")[1].splitlines()
-    assert table[0].split() == ["POOL", "CLASS", "BLOCK", "TOTAL", "FREE", "LOWEST"]
+    assert table[0].split() == ["POOL", "CLASS", "BLOCK", "TOTAL", "FREE", "LOWEST", "PEAK",
+                                "HELD", "PEAK", "WRITTEN"]
     shell_pools = [line.split() for line in shell if line.startswith("pool:")]
     for row, words in zip(table[1:], shell_pools, strict=True):
-        name, klass, block, total, free, lowest = row.split()
+        name, klass, block, total, free, lowest, held, written = row.split()
         assert words[1:] == [name, f"{free}/{total}", "free", "(lowest", f"{lowest}),", block,
-                             "B", "blocks,", klass]
+                             "B", "blocks,", f"{klass};", "peak", held, "B", "held,", written,
+                             "B", "written"]
+        assert int(held) == (int(total) - int(lowest)) * int(block)
+        assert int(written) <= int(held)
     config = pairs(ok(host(dut, "config")))
     assert list(config) == ["endpoint", "protocol", "model", "key", "reasoning", "tools",
                             "max-tools", "user", "embeddings", "embeddings-model"]

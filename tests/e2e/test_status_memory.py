@@ -17,7 +17,8 @@ from test_ask import ask, configure
 from tool_checks import last_result
 
 CLASSES = ("internal", "psram")
-_POOL = re.compile(r"pool:\s+(\S+)\s+(\d+)/(\d+) free \(lowest \d+\), (\d+) B blocks, (\w+)$")
+_POOL = re.compile(r"pool:\s+(\S+)\s+(\d+)/(\d+) free \(lowest (\d+)\), (\d+) B blocks, (\w+); "
+                   r"peak (\d+) B held, (\d+) B written$")
 _HEAP = re.compile(r"heap:\s+(\w+) (\d+) of (\d+) B free, largest block (\d+) B, (\d+) B "
                    r"allocated \(peak (\d+) B\)$")
 _FREE = re.compile(r"(\w+):\s+(\d+) B free, largest block (\d+) B; (.*)$")
@@ -27,8 +28,11 @@ _FREE = re.compile(r"(\w+):\s+(\d+) B free, largest block (\d+) B; (.*)$")
 class Pool:
     free_blocks: int
     blocks: int
+    lowest: int
     block_bytes: int
     mem_class: str
+    held_peak: int
+    written_peak: int
 
 
 @dataclass
@@ -78,7 +82,8 @@ def memory(dut: SimDevice) -> Memory:
             heaps[m.group(1)] = None
         elif m := _POOL.fullmatch(line):
             pools[m.group(1)] = Pool(int(m.group(2)), int(m.group(3)), int(m.group(4)),
-                                     m.group(5))
+                                     int(m.group(5)), m.group(6), int(m.group(7)),
+                                     int(m.group(8)))
     assert set(free) == set(heaps) == set(CLASSES), lines
     lowest = re.fullmatch(r"lowest while streaming: (?:none yet|(\d+) B)", rest["internal"])
     last = re.fullmatch(r"last request: (?:none yet|(\d+) B before, (\d+) B at completion)",
@@ -110,11 +115,10 @@ def check_after_request(mem: Memory, requests: int) -> None:
     check_consistent(mem)
     assert mem.requests == requests
     assert mem.lowest_streaming is not None and mem.lowest_streaming <= mem.free["internal"]
-    # At completion the request still held every block of the provider's pools (its claims,
-    # docs/jobs.md); before it, and now, they were free.
-    held = sum(mem.pools[p].blocks * mem.pools[p].block_bytes for p in ("stream", "request"))
+    # The request gave every block back when it ended (docs/jobs.md): at completion, before
+    # it and now the PSRAM pools are as free.
     assert mem.psram_before == mem.free["psram"]
-    assert mem.psram_at_completion == mem.psram_before - held
+    assert mem.psram_at_completion == mem.psram_before
 
 
 def test_status_memory_before_any_request(dut: SimDevice) -> None:
@@ -141,6 +145,12 @@ def test_status_memory_after_streamed_requests(sims) -> None:
         assert "second" in ask(dut, "status")
         two = memory(dut)
         check_after_request(two, 3)
+        # Held against written (providers.md "Memory of the stream path"): the text and the
+        # call's arguments went straight out, into no block of the stream pool; the body's
+        # block was taken for each request and only partly written.
+        stream, body = two.pools["stream"], two.pools["request"]
+        assert (stream.held_peak, stream.written_peak) == (0, 0), stream
+        assert body.held_peak == body.block_bytes and 0 < body.written_peak < body.held_peak
         assert two.lowest_streaming is not None and one.lowest_streaming is not None
         assert two.lowest_streaming <= one.lowest_streaming
         status = last_result(srv.wait_for_requests(3)[2], "chat")

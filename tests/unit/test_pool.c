@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "agent_port.h"
+#include "pool_book.h"
 #include "posix/posix_port.h"
 
 #define BLOCK_BYTES 64u
@@ -206,6 +207,76 @@ static void test_stats_and_low_water(void **state)
 	assert_int_equal(agent_pool_stats_get(NULL, &stats), -EINVAL);
 }
 
+/*
+ * Held against written: a block's written bytes are its high-water mark, found by the paint
+ * when it comes back; a busy period's figure is the sum over its blocks and counts once every
+ * block is free again.
+ */
+static void test_written_high_water(void **state)
+{
+	struct agent_pool *pool;
+	struct agent_pool_stats s;
+	uint8_t *a;
+	uint8_t *b;
+
+	(void)state;
+	pool = make_pool(BLOCK_BYTES, 4);
+	s = stats_of(pool);
+	assert_int_equal(s.held_peak_bytes, 0);
+	assert_int_equal(s.written_peak_bytes, 0);
+	assert_int_equal(s.written_block_max_bytes, 0);
+	/* The buffer is painted at init: a block is handed out painted. */
+	a = agent_pool_alloc(pool);
+	for (size_t i = 0; i < BLOCK_BYTES; i++) {
+		assert_int_equal(a[i], AGENT_POOL_PAINT);
+	}
+	b = agent_pool_alloc(pool);
+	a[0] = 'x'; /* 1 byte */
+	memset(b, 'y', BLOCK_BYTES - 1u); /* N - 1 bytes */
+	assert_int_equal(agent_pool_free(pool, a), 0);
+	s = stats_of(pool);
+	assert_int_equal(s.written_block_max_bytes, 1);
+	assert_int_equal(s.written_peak_bytes, 0); /* the busy period has not ended */
+	assert_int_equal(agent_pool_free(pool, b), 0);
+	s = stats_of(pool);
+	assert_int_equal(s.held_peak_bytes, 2u * BLOCK_BYTES);
+	assert_int_equal(s.written_block_max_bytes, BLOCK_BYTES - 1u);
+	assert_int_equal(s.written_peak_bytes, BLOCK_BYTES);
+	/* Painted over: the next user of the block finds it as new. */
+	for (size_t i = 0; i < BLOCK_BYTES; i++) {
+		assert_int_equal(a[i], AGENT_POOL_PAINT);
+		assert_int_equal(b[i], AGENT_POOL_PAINT);
+	}
+	/* A whole block (N), a write in the middle counts up to its end, a smaller period keeps
+	 * the peak. */
+	a = agent_pool_alloc(pool);
+	memset(a, 0, BLOCK_BYTES);
+	assert_int_equal(agent_pool_free(pool, a), 0);
+	s = stats_of(pool);
+	assert_int_equal(s.written_block_max_bytes, BLOCK_BYTES);
+	assert_int_equal(s.written_peak_bytes, BLOCK_BYTES);
+	a = agent_pool_alloc(pool);
+	a[9] = 0;
+	assert_int_equal(agent_pool_free(pool, a), 0);
+	s = stats_of(pool);
+	assert_int_equal(s.written_peak_bytes, BLOCK_BYTES);
+	/* Three blocks in one period: 10 + N + 5. */
+	a = agent_pool_alloc(pool);
+	b = agent_pool_alloc(pool);
+	a[9] = 1;
+	memset(b, 2, BLOCK_BYTES);
+	assert_int_equal(agent_pool_free(pool, b), 0);
+	b = agent_pool_alloc(pool);
+	b[4] = 3;
+	assert_int_equal(agent_pool_free(pool, a), 0);
+	assert_int_equal(agent_pool_free(pool, b), 0);
+	s = stats_of(pool);
+	assert_int_equal(s.written_peak_bytes, 10u + BLOCK_BYTES + 5u);
+	/* A bad free measures nothing. */
+	assert_int_equal(agent_pool_free(pool, b), -EALREADY);
+	assert_int_equal(stats_of(pool).written_peak_bytes, 10u + BLOCK_BYTES + 5u);
+}
+
 static void test_double_free(void **state)
 {
 	struct agent_pool *pool = make_pool(BLOCK_BYTES, BLOCKS);
@@ -340,6 +411,7 @@ int main(void)
 		cmocka_unit_test_setup(test_table_full, setup),
 		cmocka_unit_test_setup(test_alloc_all_then_exhausted, setup),
 		cmocka_unit_test_setup(test_stats_and_low_water, setup),
+		cmocka_unit_test_setup(test_written_high_water, setup),
 		cmocka_unit_test_setup(test_double_free, setup),
 		cmocka_unit_test_setup(test_foreign_pointers, setup),
 		cmocka_unit_test_setup(test_stale_handle, setup),

@@ -194,11 +194,16 @@ static void on_text(void *user, const char *text, size_t len)
 	answer[answer_len] = '\0';
 }
 
+/* The arguments of the calls each request showed, in the order they came. */
+static char shown_args[3][64];
+static size_t shown_count;
+
 static void on_call(void *user, const char *name, const char *a, size_t len)
 {
 	(void)user;
-	(void)a;
-	(void)len;
+	if (shown_count < 3) {
+		snprintf(shown_args[shown_count++], sizeof(shown_args[0]), "%.*s", (int)len, a);
+	}
 	snprintf(last_call, sizeof(last_call), "%s", name);
 }
 
@@ -288,6 +293,7 @@ static int run(uint8_t max_tools)
 	confirms = 0;
 	last_error[0] = '\0';
 	last_call[0] = '\0';
+	shown_count = 0;
 	answer[0] = '\0';
 	answer_len = 0;
 	memset(&usage, 0, sizeof(usage));
@@ -1061,6 +1067,55 @@ static void test_chat_length_and_content_filter_are_incomplete(void **state)
 }
 
 /* A Responses turn with neither text nor a call is asked once more, then is invalid. */
+/*
+ * The first call's arguments stream into the tool loop's buffer (provider_request.call_args);
+ * when the server finishes a later call first, the two trade places, so each call is shown
+ * with its own arguments. Here call 1 ends first, then call 0: two calls at once, refused.
+ */
+#define R_ADDED(i)                                                                               \
+	"data: {\"type\":\"response.output_item.added\",\"output_index\":" #i ",\"item\":{"    \
+	"\"type\":\"function_call\",\"id\":\"fc_" #i "\",\"call_id\":\"call_" #i "\",\"name\":"   \
+	"\"system_status\",\"arguments\":\"\"}}\n\n"
+#define R_ARGS(i, text)                                                                          \
+	"data: {\"type\":\"response.function_call_arguments.delta\",\"output_index\":" #i        \
+	",\"item_id\":\"fc_" #i "\",\"delta\":\"" text "\"}\n\n"
+#define R_ITEM_DONE(i)                                                                           \
+	"data: {\"type\":\"response.output_item.done\",\"output_index\":" #i ",\"item\":{"     \
+	"\"type\":\"function_call\",\"id\":\"fc_" #i "\",\"call_id\":\"call_" #i "\",\"name\":"   \
+	"\"system_status\"}}\n\n"
+
+static void test_a_later_call_finished_first_keeps_each_calls_arguments(void **state)
+{
+	static const char *const first_ends_first[] = {
+		R_CREATED("resp_a") R_ADDED(0) R_ADDED(1) R_ARGS(0, "{\\\"a\\\":") R_ARGS(1, "{")
+			R_ARGS(0, "1}") R_ITEM_DONE(0) R_ARGS(1, "}") R_ITEM_DONE(1)
+				R_COMPLETED("resp_a"),
+	};
+	static const char *const second_ends_first[] = {
+		R_CREATED("resp_b") R_ADDED(0) R_ADDED(1) R_ARGS(0, "{\\\"a\\\":") R_ARGS(1, "{")
+			R_ARGS(1, "}") R_ITEM_DONE(1) R_ARGS(0, "1}") R_ITEM_DONE(0)
+				R_COMPLETED("resp_b"),
+	};
+
+	(void)state;
+	use_responses();
+	server_start(first_ends_first, 1);
+	assert_int_equal(run(4), -EPROTO);
+	server_stop();
+	assert_int_equal(shown_count, 2);
+	assert_string_equal(shown_args[0], "{\"a\":1}");
+	assert_string_equal(shown_args[1], "{}");
+
+	server_start(second_ends_first, 1);
+	assert_int_equal(run(4), -EPROTO);
+	server_stop();
+	use_chat();
+	assert_int_equal(shown_count, 2);
+	assert_string_equal(shown_args[0], "{}");
+	assert_string_equal(shown_args[1], "{\"a\":1}");
+	assert_non_null(strstr(last_error, "2 tool calls at once"));
+}
+
 static void test_an_empty_responses_turn_is_retried_once(void **state)
 {
 	static const char *const once[] = {
@@ -1147,6 +1202,7 @@ int main(void)
 		cmocka_unit_test_setup(test_an_answer_that_is_not_an_event_stream, each),
 		cmocka_unit_test_setup(test_text_before_its_key_is_shown_or_its_cut_reported, each),
 		cmocka_unit_test_setup(test_chat_length_and_content_filter_are_incomplete, each),
+		cmocka_unit_test_setup(test_a_later_call_finished_first_keeps_each_calls_arguments, each),
 		cmocka_unit_test_setup(test_an_empty_responses_turn_is_retried_once, each),
 		cmocka_unit_test_setup(test_reasoning_tokens_add_up, each),
 		cmocka_unit_test(test_history_exchange_sizes_sweep),

@@ -161,6 +161,13 @@ struct agent_pool_stats {
 	size_t largest_free_bytes; /* block_bytes when one block is free, else 0 */
 	uint32_t alloc_failures;   /* allocations refused because the pool was empty */
 	uint32_t bad_frees;        /* double frees and foreign pointers caught */
+	/*
+	 * Held against written (docs/zephyr-port.md, "Pools"): blocks lent at once, in bytes, and
+	 * what was really written into them, measured by painting when a block is returned.
+	 */
+	size_t held_peak_bytes;	 /* (blocks_total - blocks_free_min) * block_bytes */
+	size_t written_block_max_bytes; /* most bytes written into one block before its return */
+	size_t written_peak_bytes; /* most bytes written into the blocks of one busy period */
 };
 
 /**

@@ -16,6 +16,21 @@ static bool book_is_used(const struct agent_pool_book *book, uint32_t index)
 	return (book->used[index / BOOK_WORD_BITS] >> (index % BOOK_WORD_BITS)) & 1u;
 }
 
+/* The block's high-water mark, counted and painted over for its next use. */
+static void book_measure(struct agent_pool_book *book, uint8_t *block)
+{
+	size_t written = book->block_bytes;
+
+	while (written > 0u && block[written - 1u] == AGENT_POOL_PAINT) {
+		written--;
+	}
+	memset(block, AGENT_POOL_PAINT, written);
+	if (written > book->written_block_max) {
+		book->written_block_max = written;
+	}
+	book->written_busy += written;
+}
+
 int agent_pool_book_init(struct agent_pool_book *book, void *buffer, size_t block_bytes,
 			 uint32_t blocks)
 {
@@ -38,6 +53,7 @@ int agent_pool_book_init(struct agent_pool_book *book, void *buffer, size_t bloc
 		return -EINVAL;
 	}
 
+	memset(buffer, AGENT_POOL_PAINT, block_bytes * blocks);
 	memset(book, 0, sizeof(*book));
 	book->base = base;
 	book->block_bytes = block_bytes;
@@ -94,8 +110,15 @@ int agent_pool_book_free(struct agent_pool_book *book, const void *block)
 		book->bad_frees++;
 		return -EALREADY;
 	}
+	book_measure(book, (uint8_t *)addr);
 	book->used[index / BOOK_WORD_BITS] &= ~(1u << (index % BOOK_WORD_BITS));
 	book->blocks_free++;
+	if (book->blocks_free == book->blocks) {
+		if (book->written_busy > book->written_peak) {
+			book->written_peak = book->written_busy;
+		}
+		book->written_busy = 0;
+	}
 	return 0;
 }
 
@@ -109,4 +132,7 @@ void agent_pool_book_stats(const struct agent_pool_book *book, struct agent_pool
 	stats->largest_free_bytes = book->blocks_free > 0u ? book->block_bytes : 0u;
 	stats->alloc_failures = book->alloc_failures;
 	stats->bad_frees = book->bad_frees;
+	stats->held_peak_bytes = (size_t)(book->blocks - book->blocks_free_min) * book->block_bytes;
+	stats->written_block_max_bytes = book->written_block_max;
+	stats->written_peak_bytes = book->written_peak;
 }

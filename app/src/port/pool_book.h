@@ -38,11 +38,22 @@ struct agent_pool_book {
 	uint32_t blocks_free_min;
 	uint32_t alloc_failures;
 	uint32_t bad_frees;
+	size_t written_block_max; /* most bytes written into one block, over its returns */
+	size_t written_busy;	  /* bytes written into the blocks returned in this busy period */
+	size_t written_peak;	  /* most bytes written in one ended busy period */
 	uint32_t used[AGENT_POOL_BOOK_MAX_BLOCKS / 32u];
 };
 
+/*
+ * Bytes written are measured by painting: every block holds AGENT_POOL_PAINT while it is free.
+ * When a block comes back, the books look for its last byte that differs from the paint (its
+ * high-water mark: data that ends in the paint byte itself reads a few bytes short) and paint
+ * that much again. A busy period runs from a moment when every block is free to the next.
+ */
+#define AGENT_POOL_PAINT 0xA5u
+
 /**
- * Check the geometry and start the books with every block free.
+ * Check the geometry, paint the buffer and start the books with every block free.
  *
  * @return 0, or -EINVAL when @p buffer is NULL or not 8-byte aligned, @p block_bytes is 0 or
  *         not a multiple of 8, @p blocks is 0 or above AGENT_POOL_BOOK_MAX_BLOCKS, or the
@@ -55,7 +66,7 @@ int agent_pool_book_init(struct agent_pool_book *book, void *buffer, size_t bloc
 void *agent_pool_book_alloc(struct agent_pool_book *book);
 
 /**
- * Return @p block to the books.
+ * Return @p block to the books: its written bytes are measured and painted over.
  *
  * @return 0; -EINVAL for a pointer outside the buffer or not at the start of a block
  *         (NULL included); -EALREADY for a block that is already free. Both errors are
@@ -65,7 +76,8 @@ int agent_pool_book_free(struct agent_pool_book *book, const void *block);
 
 /**
  * Fill the counters of @p stats (block_bytes, blocks_total, blocks_free, blocks_free_min,
- * free_bytes, largest_free_bytes, alloc_failures, bad_frees). The caller fills name and
+ * free_bytes, largest_free_bytes, alloc_failures, bad_frees, held_peak_bytes,
+ * written_block_max_bytes, written_peak_bytes). The caller fills name and
  * mem_class, which the books do not know.
  */
 void agent_pool_book_stats(const struct agent_pool_book *book, struct agent_pool_stats *stats);

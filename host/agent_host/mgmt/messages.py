@@ -187,6 +187,10 @@ class Pool(_Model):
     total: UInt
     free: UInt
     lowest: UInt
+    #: bytes lent at once at most, and bytes really written (docs/mgmt-group.md, status)
+    held_peak: UInt
+    written_peak: UInt
+    written_block: UInt
 
 
 class StatusResponse(smpmsg.ReadResponse):

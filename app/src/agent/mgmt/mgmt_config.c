@@ -182,13 +182,16 @@ static int put_pool(const struct agent_pool_stats *s, void *user_data)
 {
 	static const char *const class_names[AGENT_MEM_CLASS_COUNT] = {"internal", "psram"};
 	zcbor_state_t *zse = user_data;
-	bool ok = zcbor_map_start_encode(zse, 6) && agent_mgmt_put_str(zse, "name", s->name) &&
+	bool ok = zcbor_map_start_encode(zse, 9) && agent_mgmt_put_str(zse, "name", s->name) &&
 		  agent_mgmt_put_str(zse, "class", class_names[s->mem_class]) &&
 		  agent_mgmt_put_uint(zse, "block", (uint32_t)s->block_bytes) &&
 		  agent_mgmt_put_uint(zse, "total", s->blocks_total) &&
 		  agent_mgmt_put_uint(zse, "free", s->blocks_free) &&
 		  agent_mgmt_put_uint(zse, "lowest", s->blocks_free_min) &&
-		  zcbor_map_end_encode(zse, 6);
+		  agent_mgmt_put_uint(zse, "held_peak", (uint32_t)s->held_peak_bytes) &&
+		  agent_mgmt_put_uint(zse, "written_peak", (uint32_t)s->written_peak_bytes) &&
+		  agent_mgmt_put_uint(zse, "written_block", (uint32_t)s->written_block_max_bytes) &&
+		  zcbor_map_end_encode(zse, 9);
 
 	return ok ? 0 : -ENOMEM;
 }

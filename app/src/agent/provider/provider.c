@@ -14,8 +14,12 @@
 #include "provider_internal.h"
 #include "utf8.h"
 
-/* Strings of one event whose meaning is not known yet, tool-call arguments: each a block. */
-#define STREAM_BLOCK_BYTES (((CONFIG_AGENT_TOOL_ARGS_MAX_LEN + 1) + 7) & ~7)
+/*
+ * Strings of one event whose meaning is not known yet (pending, aux) and tool-call arguments:
+ * each field takes a block at its first byte and gives it back when done, so a turn holds
+ * blocks only while such text is on its way. One block per field: a field never waits.
+ */
+#define STREAM_BLOCK_BYTES ((PROVIDER_CALL_ARGS_BYTES + 7) & ~7)
 #define STREAM_BLOCKS	   (2 + PROVIDER_CALL_SLOTS)
 #define BODY_BYTES	   ((CONFIG_AGENT_PROVIDER_REQUEST_BODY_SIZE + 7) & ~7)
 
@@ -36,26 +40,53 @@ void provider_set_request_deadline_ms(uint32_t ms)
 
 /* ---- captures ------------------------------------------------------------------------------ */
 
+/* What a block field without its block reads as. */
+static char capture_none[1];
+
 void capture_init(struct capture *c, char *buf, size_t cap)
 {
 	c->buf = buf;
+	c->pool = NULL;
+	c->cap = cap;
+	capture_reset(c);
+}
+
+void capture_init_block(struct capture *c, struct agent_pool *pool, size_t cap)
+{
+	c->buf = capture_none;
+	c->pool = pool;
 	c->cap = cap;
 	capture_reset(c);
 }
 
 void capture_reset(struct capture *c)
 {
+	if (c->pool != NULL && c->buf != capture_none) {
+		(void)agent_pool_free(c->pool, c->buf);
+		c->buf = capture_none;
+	}
 	c->len = 0;
 	c->truncated = false;
 	c->lost = 0;
-	if (c->buf != NULL) {
-		c->buf[0] = '\0';
-	}
+	c->buf[0] = '\0';
 }
 
 void capture_add(struct capture *c, const char *text, size_t len)
 {
-	size_t room = c->cap - c->len;
+	size_t room;
+
+	if (len > 0 && c->pool != NULL && c->buf == capture_none) {
+		char *block = agent_pool_alloc(c->pool);
+
+		if (block == NULL) {
+			/* Not reached: the pool has a block for every block field of the turn. */
+			c->lost += len;
+			c->truncated = true;
+			return;
+		}
+		c->buf = block;
+	}
+	room = c->cap - c->len;
 
 	if (len > room) {
 		/* Cut between characters (the fragments are whole ones), and count the rest. */
@@ -151,6 +182,63 @@ int turn_emit_error(struct provider_turn *t, enum provider_error kind, const cha
 	return t->stop;
 }
 
+static struct call_slot *caller_args_holder(struct provider_turn *t)
+{
+	for (size_t i = 0; i < PROVIDER_CALL_SLOTS; i++) {
+		if (t->calls[i].used && t->calls[i].args.buf == t->caller_args) {
+			return &t->calls[i];
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The turn's first emitted call is the one the tool loop runs: its arguments end in the tool
+ * loop's buffer. They are there already when it is the first call made (the usual case);
+ * else the holder of that buffer and this call trade places (its text moves to this call's
+ * block).
+ */
+static void lend_caller_args(struct provider_turn *t, struct call_slot *slot)
+{
+	struct call_slot *holder;
+	char *block;
+
+	if (t->caller_args == NULL || slot->args.buf == t->caller_args) {
+		return;
+	}
+	holder = caller_args_holder(t);
+	block = slot->args.buf;
+	if (holder == NULL) {
+		struct capture kept = slot->args;
+
+		memcpy(t->caller_args, slot->args.buf, slot->args.len + 1);
+		capture_reset(&slot->args);
+		slot->args = kept;
+		slot->args.buf = t->caller_args;
+		slot->args.pool = NULL;
+		return;
+	}
+	if (block == capture_none) {
+		block = agent_pool_alloc(slot->args.pool);
+		if (block == NULL) {
+			return; /* not reached (a block per field); the tool loop copies them then */
+		}
+		block[0] = '\0';
+	}
+	for (size_t i = 0, n = (slot->args.len > holder->args.len ? slot->args.len
+								    : holder->args.len) + 1;
+	     i < n; i++) {
+		char c = block[i];
+
+		block[i] = t->caller_args[i];
+		t->caller_args[i] = c;
+	}
+	holder->args.buf = block;
+	holder->args.pool = slot->args.pool;
+	slot->args.buf = t->caller_args;
+	slot->args.pool = NULL;
+}
+
 int turn_emit_call(struct provider_turn *t, struct call_slot *slot)
 {
 	struct provider_event ev = {.type = PROVIDER_TOOL_CALL};
@@ -163,13 +251,20 @@ int turn_emit_call(struct provider_turn *t, struct call_slot *slot)
 		return turn_emit_error(t, PROVIDER_ERR_LIMIT,
 				       "tool call arguments exceed the limit of 4095 bytes");
 	}
+	if (!t->call_seen) {
+		lend_caller_args(t, slot);
+	}
 	t->call_seen = true;
 	ev.call.call_id = slot->call_id[0] != '\0' ? slot->call_id : slot->item_id;
 	ev.call.name = slot->name;
 	ev.call.name_len = slot->name_len;
 	ev.call.arguments = slot->args.buf;
 	ev.call.arguments_len = slot->args.len;
-	return emit(t, &ev);
+	(void)emit(t, &ev);
+	if (slot->args.pool != NULL) {
+		capture_reset(&slot->args); /* emitted: its block goes back */
+	}
+	return t->stop;
 }
 
 int turn_emit_pending(struct provider_turn *t, bool reasoning, const char *what)
@@ -290,6 +385,11 @@ struct call_slot *turn_call_find(struct provider_turn *t, int32_t key, const cha
 	snprintf(free_slot->item_id, sizeof(free_slot->item_id), "%s",
 		 item_id != NULL ? item_id : "");
 	capture_reset(&free_slot->args);
+	if (t->caller_args != NULL && !t->call_seen && caller_args_holder(t) == NULL) {
+		capture_init(&free_slot->args, t->caller_args, CONFIG_AGENT_TOOL_ARGS_MAX_LEN);
+	} else {
+		capture_init_block(&free_slot->args, stream_pool, CONFIG_AGENT_TOOL_ARGS_MAX_LEN);
+	}
 	return free_slot;
 }
 
@@ -465,11 +565,21 @@ static int on_json(void *user_data, const struct json_stream *js, const struct j
 	return 0;
 }
 
+/* The request body goes back to its pool (sent, or no answer came). */
+static void body_release(struct provider_turn *t)
+{
+	if (t->body_block != NULL) {
+		(void)agent_pool_free(body_pool, t->body_block);
+		t->body_block = NULL;
+	}
+}
+
 static int http_on_status(void *user_data, int status)
 {
 	struct provider_turn *t = user_data;
 
 	t->status_code = status;
+	body_release(t); /* sent whole before the answer is read; a retry builds it again */
 	turn_event_reset(t);
 	json_stream_reset(&t->json);
 	return 0;
@@ -638,10 +748,12 @@ static void network_error(struct provider_turn *t, int err, const struct http_ur
 	turn_emit_error(t, kind, line);
 }
 
-static void turn_init(struct provider_turn *t, const struct provider_request *req, uint8_t *blocks[])
+static void turn_init(struct provider_turn *t, const struct provider_request *req, char *body)
 {
 	memset(t, 0, sizeof(*t));
 	t->req = req;
+	t->caller_args = req->call_args;
+	t->body_block = body;
 	t->protocol = agent_config_protocol(req->config->endpoint);
 	t->adapter = t->protocol == AGENT_PROTOCOL_RESPONSES ? &provider_responses_adapter
 							      : &provider_chat_adapter;
@@ -655,14 +767,30 @@ static void turn_init(struct provider_turn *t, const struct provider_request *re
 	capture_init(&t->status_cap, t->status, FIELD_SMALL);
 	capture_init(&t->reason_cap, t->reason, FIELD_SMALL);
 	capture_init(&t->response_id_cap, t->response_id, PROVIDER_ID_MAX);
-	capture_init(&t->pending, (char *)blocks[0], CONFIG_AGENT_TOOL_ARGS_MAX_LEN);
-	capture_init(&t->aux, (char *)blocks[1], CONFIG_AGENT_TOOL_ARGS_MAX_LEN);
+	capture_init_block(&t->pending, stream_pool, CONFIG_AGENT_TOOL_ARGS_MAX_LEN);
+	capture_init_block(&t->aux, stream_pool, CONFIG_AGENT_TOOL_ARGS_MAX_LEN);
 	for (size_t i = 0; i < PROVIDER_CALL_SLOTS; i++) {
-		capture_init(&t->calls[i].args, (char *)blocks[2 + i], CONFIG_AGENT_TOOL_ARGS_MAX_LEN);
+		capture_init_block(&t->calls[i].args, stream_pool, CONFIG_AGENT_TOOL_ARGS_MAX_LEN);
 	}
 	sse_init(&t->sse, &sse_cb, t);
 	json_stream_init(&t->json, on_json, t);
 	turn_event_reset(t);
+}
+
+/*
+ * The turn is over: every block it still holds goes back. The tool loop's buffer is left as
+ * it is: the first call's arguments are read from it after the turn.
+ */
+static void turn_release(struct provider_turn *t)
+{
+	body_release(t);
+	capture_reset(&t->pending);
+	capture_reset(&t->aux);
+	for (size_t i = 0; i < PROVIDER_CALL_SLOTS; i++) {
+		if (t->calls[i].args.pool != NULL) {
+			capture_reset(&t->calls[i].args);
+		}
+	}
 }
 
 /* ---- one turn ------------------------------------------------------------------------------ */
@@ -682,18 +810,20 @@ int provider_init(void)
 	return err;
 }
 
-size_t provider_stream_peak_bytes(void)
+void provider_memory_get(struct provider_memory *out)
 {
 	struct agent_pool_stats s;
-	size_t peak = 0;
 
+	memset(out, 0, sizeof(*out));
 	if (stream_pool != NULL && agent_pool_stats_get(stream_pool, &s) == 0) {
-		peak += (s.blocks_total - s.blocks_free_min) * s.block_bytes;
+		out->stream_held_peak = s.held_peak_bytes;
+		out->stream_written_peak = s.written_peak_bytes;
 	}
 	if (body_pool != NULL && agent_pool_stats_get(body_pool, &s) == 0) {
-		peak += (s.blocks_total - s.blocks_free_min) * s.block_bytes;
+		out->body_held_peak = s.held_peak_bytes;
+		out->body_written_peak = s.written_peak_bytes;
 	}
-	return peak;
+	out->parse_state = sizeof(turn);
 }
 
 /*
@@ -713,7 +843,7 @@ static void usage_normalize(struct provider_usage *u)
 
 /* Returns 0 when the turn completed (the caller emits usage and done), else negative. */
 static int run_turn(const struct provider_request *req, const struct http_url *url,
-		    const char *body, size_t body_len, uint8_t *blocks[])
+		    char *body, size_t body_len)
 {
 	struct provider_turn *t = &turn;
 	char line[PROVIDER_LINE_MAX];
@@ -730,9 +860,10 @@ static int run_turn(const struct provider_request *req, const struct http_url *u
 	};
 	int ret;
 
-	turn_init(t, req, blocks);
+	turn_init(t, req, body);
 	agent_mem_http_request(); /* agent status counts every HTTP request, each attempt */
 	ret = http_post(&hreq, &http_cb, t);
+	body_release(t); /* when no answer came */
 	if (t->failed) {
 		return -EIO;
 	}
@@ -771,13 +902,40 @@ static int run_turn(const struct provider_request *req, const struct http_url *u
 	return 0;
 }
 
+/* The request body in a block of its own; its length, or -ENOMEM / -ENOSPC (emitted). */
+static int body_build(const struct provider_request *req, const struct http_url *url,
+		      char **out)
+{
+	struct provider_event ev = {.type = PROVIDER_ERROR};
+	struct json_writer w;
+	char *body = agent_pool_alloc(body_pool);
+	int ret;
+
+	ev.error.kind = PROVIDER_ERR_LIMIT;
+	if (body == NULL) {
+		ev.error.message = "no memory for the request: its buffers are in use";
+		req->emit(req->user_data, &ev);
+		return -ENOMEM;
+	}
+	jw_init(&w, body, BODY_BYTES);
+	if (agent_config_protocol(req->config->endpoint) == AGENT_PROTOCOL_RESPONSES) {
+		ret = provider_responses_body(req, &w);
+	} else {
+		ret = provider_chat_body(req, url->host, &w);
+	}
+	if (ret < 0) {
+		(void)agent_pool_free(body_pool, body);
+		ev.error.message = "the request does not fit the request buffer";
+		req->emit(req->user_data, &ev);
+		return ret;
+	}
+	*out = body;
+	return ret;
+}
+
 int provider_run(const struct provider_request *req)
 {
 	struct http_url url;
-	struct json_writer w;
-	uint8_t *blocks[STREAM_BLOCKS] = {0};
-	char *body = NULL;
-	size_t body_len;
 	int ret;
 
 	ret = provider_init();
@@ -794,39 +952,19 @@ int provider_run(const struct provider_request *req)
 		return ret;
 	}
 	agent_mem_request_begin(); /* PSRAM free before its buffers are taken */
-	body = agent_pool_alloc(body_pool);
-	for (size_t i = 0; i < STREAM_BLOCKS; i++) {
-		blocks[i] = agent_pool_alloc(stream_pool);
-		if (blocks[i] == NULL) {
-			ret = -ENOMEM;
-		}
-	}
-	if (body == NULL || ret != 0) {
-		struct provider_event ev = {.type = PROVIDER_ERROR};
-
-		ev.error.kind = PROVIDER_ERR_LIMIT;
-		ev.error.message = "no memory for the request: its buffers are in use";
-		req->emit(req->user_data, &ev);
-		ret = -ENOMEM;
-		goto out;
-	}
-	jw_init(&w, body, BODY_BYTES);
-	if (agent_config_protocol(req->config->endpoint) == AGENT_PROTOCOL_RESPONSES) {
-		ret = provider_responses_body(req, &w);
-	} else {
-		ret = provider_chat_body(req, url.host, &w);
-	}
-	if (ret < 0) {
-		struct provider_event ev = {.type = PROVIDER_ERROR};
-
-		ev.error.kind = PROVIDER_ERR_LIMIT;
-		ev.error.message = "the request does not fit the request buffer";
-		req->emit(req->user_data, &ev);
-		goto out;
-	}
-	body_len = (size_t)ret;
 	for (int attempt = 0; attempt < 2; attempt++) {
-		ret = run_turn(req, &url, body, body_len, blocks);
+		char *body = NULL;
+
+		/*
+		 * The body is held only until it is sent (the answer's status line gives it back);
+		 * the one retry below builds it again from the same request, so the same bytes go.
+		 */
+		ret = body_build(req, &url, &body);
+		if (ret < 0) {
+			break;
+		}
+		ret = run_turn(req, &url, body, (size_t)ret);
+		turn_release(&turn);
 		if (ret != 0) {
 			break;
 		}
@@ -860,15 +998,6 @@ int provider_run(const struct provider_request *req)
 		ret = 0;
 		break;
 	}
-out:
-	agent_mem_request_end(); /* PSRAM free at completion, its buffers still held */
-	for (size_t i = 0; i < STREAM_BLOCKS; i++) {
-		if (blocks[i] != NULL) {
-			agent_pool_free(stream_pool, blocks[i]);
-		}
-	}
-	if (body != NULL) {
-		agent_pool_free(body_pool, body);
-	}
+	agent_mem_request_end(); /* PSRAM free at completion */
 	return ret;
 }

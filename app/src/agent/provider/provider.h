@@ -119,7 +119,16 @@ struct provider_request {
 	const struct agent_cancel *cancel;
 	provider_event_fn emit;
 	void *user_data;
+	/*
+	 * The tool loop's buffer for the arguments of the turn's first tool call, at least
+	 * PROVIDER_CALL_ARGS_BYTES: the stream writes them there once, and that call's event
+	 * points into it. NULL: the stream path keeps them in a block of its own.
+	 */
+	char *call_args;
 };
+
+/* The arguments of one call and their NUL (CONFIG_AGENT_TOOL_ARGS_MAX_LEN + 1 bytes). */
+#define PROVIDER_CALL_ARGS_BYTES (CONFIG_AGENT_TOOL_ARGS_MAX_LEN + 1)
 
 /**
  * Run one turn (with the one retry of an empty stateless turn). One turn runs at a time: the
@@ -133,8 +142,21 @@ int provider_run(const struct provider_request *req);
 /** Make the stream path's pools (once; later calls do nothing). */
 int provider_init(void);
 
-/** Peak bytes of the stream path's pools since boot (for agent status and benchmarks). */
-size_t provider_stream_peak_bytes(void);
+/*
+ * What the stream path used, since boot (docs/providers.md, "Memory of the stream path"):
+ * the peak bytes its pools lent at once (held) and the most bytes written into them in one
+ * turn (written), for its blocks (stream) and for the request body (body), and the size of
+ * its parse state (a static struct, whatever the streams).
+ */
+struct provider_memory {
+	size_t stream_held_peak;
+	size_t stream_written_peak;
+	size_t body_held_peak;
+	size_t body_written_peak;
+	size_t parse_state;
+};
+
+void provider_memory_get(struct provider_memory *out);
 
 #if defined(CONFIG_AGENT_TOOL_TEST_HOOKS)
 /** Test hook: the request deadline (CONFIG_AGENT_REQUEST_DEADLINE_S seconds otherwise). */

@@ -57,6 +57,26 @@ static void element_begin(struct provider_turn *t)
 	capture_reset(&t->aux);
 }
 
+/*
+ * Arguments of a tool_calls element: straight into its call when the choice and the element's
+ * index came first (the usual order), else held in aux until the element ends.
+ */
+static void call_arguments(struct provider_turn *t, const struct json_value *v)
+{
+	struct call_slot *slot = NULL;
+
+	if (t->choice_index == 0 && t->element_index >= 0 && t->aux.len == 0 &&
+	    !t->aux.truncated) {
+		slot = turn_call_find(t, t->element_index, NULL, true);
+		if (slot == NULL) {
+			return; /* no slot: counted, its arguments are not kept */
+		}
+		capture_add(&slot->args, v->text, v->len);
+		return;
+	}
+	capture_add(&t->aux, v->text, v->len);
+}
+
 /* A tool_calls element ended: merge it into its call. */
 static void element_end(struct provider_turn *t, const struct json_stream *js)
 {
@@ -151,7 +171,7 @@ static int on_value(struct provider_turn *t, const struct json_stream *js,
 		   json_stream_path_is(js, DELTA_PATH ".content.#.thinking.#.text")) {
 		choice_text(t, v, true);
 	} else if (json_stream_path_is(js, CALL_PATH ".function.arguments")) {
-		capture_add(&t->aux, v->text, v->len);
+		call_arguments(t, v);
 	} else if (json_stream_path_is(js, CALL_PATH ".function.name")) {
 		capture_string(&t->name_cap, v);
 	} else if (json_stream_path_is(js, CALL_PATH ".id")) {

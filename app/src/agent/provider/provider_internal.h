@@ -7,9 +7,14 @@
 #include "provider.h"
 #include "sse.h"
 
-/* A bounded text field filled from string fragments. */
+/*
+ * A bounded text field filled from string fragments. A field of its own buffer (capture_init)
+ * or of a pool block (capture_init_block): that one takes its block at its first byte and
+ * gives it back when reset, so a turn holds blocks only while a field has text.
+ */
 struct capture {
-	char *buf;
+	char *buf; /* never NULL: an empty text when a block field holds no block */
+	struct agent_pool *pool; /* the pool of a block field, else NULL */
 	size_t cap; /* bytes available for text; buf has one more for the NUL */
 	size_t len;
 	bool truncated;
@@ -17,6 +22,8 @@ struct capture {
 };
 
 void capture_init(struct capture *c, char *buf, size_t cap);
+void capture_init_block(struct capture *c, struct agent_pool *pool, size_t cap);
+/* Empty it; a block field gives its block back. */
 void capture_reset(struct capture *c);
 void capture_add(struct capture *c, const char *text, size_t len);
 /* The whole captured text is @p text: every byte, none cut, no NUL of its own. */
@@ -115,7 +122,12 @@ struct provider_turn {
 	int stop; /* non-zero: a callback asked to stop */
 	bool ended; /* past the protocol's end: nothing more is read */
 
+	/* The tool loop's buffer for the first call's arguments (provider_request.call_args):
+	 * lent to the first call slot made; NULL when the request gave none. */
+	char *caller_args;
+
 	/* HTTP. */
+	char *body_block; /* the request body's block until the answer's status line */
 	int status_code;
 	uint32_t retry_after_s;
 	bool not_stream; /* a Content-Type other than text/event-stream */

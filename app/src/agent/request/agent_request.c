@@ -25,7 +25,7 @@
 #define STRINGIFY_DESC	STR(CONFIG_AGENT_TOOL_DESCRIPTOR_BUF_SIZE)
 
 static char descriptors[CONFIG_AGENT_TOOL_DESCRIPTOR_BUF_SIZE] AGENT_PSRAM_ATTR;
-static char call_args[CONFIG_AGENT_TOOL_ARGS_MAX_LEN + 1] AGENT_PSRAM_ATTR;
+static char call_args[PROVIDER_CALL_ARGS_BYTES] AGENT_PSRAM_ATTR;
 static char result[CONFIG_AGENT_TOOL_RESULT_MAX_LEN + 1] AGENT_PSRAM_ATTR;
 static char history[HISTORY_BYTES] AGENT_PSRAM_ATTR;
 static struct tool_args args AGENT_PSRAM_ATTR;
@@ -93,11 +93,14 @@ static int on_event(void *user_data, const struct provider_event *ev)
 			memcpy(st->name, ev->call.name, name_len);
 			st->name[name_len] = '\0';
 			st->name_len = name_len;
-			/* The provider bounds arguments to CONFIG_AGENT_TOOL_ARGS_MAX_LEN. */
+			/* The provider bounds arguments to CONFIG_AGENT_TOOL_ARGS_MAX_LEN and writes
+			 * the first call's into call_args (provider_request.call_args). */
 			st->args_len = ev->call.arguments_len < sizeof(call_args)
 					       ? ev->call.arguments_len
 					       : sizeof(call_args) - 1;
-			memcpy(call_args, ev->call.arguments, st->args_len);
+			if (ev->call.arguments != call_args) {
+				memcpy(call_args, ev->call.arguments, st->args_len);
+			}
 			call_args[st->args_len] = '\0';
 		}
 		break;
@@ -463,6 +466,7 @@ static int request_run(struct agent_request *req)
 			.user_data = &st,
 			.write_prior = req->write_prior,
 			.prior_user = req->prior_user,
+			.call_args = call_args,
 		};
 
 		if (!final) {

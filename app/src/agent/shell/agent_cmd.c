@@ -73,10 +73,13 @@ static int print_pool(const struct agent_pool_stats *s, void *user_data)
 {
 	static const char *const class_names[AGENT_MEM_CLASS_COUNT] = {"internal", "psram"};
 
-	agent_printf(user_data, "pool:      %-8s %u/%u free (lowest %u), %u B blocks, %s\n", s->name,
-		     (unsigned int)s->blocks_free, (unsigned int)s->blocks_total,
+	agent_printf(user_data,
+		     "pool:      %-8s %u/%u free (lowest %u), %u B blocks, %s; peak %lu B held, "
+		     "%lu B written\n",
+		     s->name, (unsigned int)s->blocks_free, (unsigned int)s->blocks_total,
 		     (unsigned int)s->blocks_free_min, (unsigned int)s->block_bytes,
-		     class_names[s->mem_class]);
+		     class_names[s->mem_class], (unsigned long)s->held_peak_bytes,
+		     (unsigned long)s->written_peak_bytes);
 	return 0;
 }
 

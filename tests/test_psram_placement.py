@@ -34,6 +34,9 @@ PLACED: dict[str, tuple[str, ...]] = {
     "tools/tool_args.c": ("js",),
     "agent/mgmt/mgmt_tools.c": ("status_chunk",),
     "agent/shell/agent_screen.c": ("scr", "sb"),
+    "agent/shell/agent_chat.c": ("chat_text", "answer"),
+    "agent/shell/agent_ask.c": ("ask_text",),
+    "agent/shell/agent_script_cmd.c": ("run_text", "script_out"),
 }
 CORE_DIRS = ("agent/state", "agent/wire", "tools", "script", "modules", "agent/store",
              "agent/provider", "agent/request", "agent/shell", "agent/mgmt")

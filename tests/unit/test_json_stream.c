@@ -624,6 +624,30 @@ static int key_cb(void *user_data, const struct json_stream *js, const struct js
 	return 0;
 }
 
+/* A key holding '.' or NUL is one segment: it matches no path but "*" (path_is compares as it reads). */
+static void test_key_dot_nul(void **state)
+{
+	static const struct {
+		const char *doc;
+		const char *path;
+		int hits;
+	} cases[] = {
+		{"{\"a.b\":1}", "a.b", 0}, {"{\"a.b\":1}", "a", 0},   {"{\"a\\u0000\":1}", "a", 0},
+		{"{\"a\\u0000b\":1}", "a", 0}, {"{\"ab\":1}", "a", 0},  {"{\"a\":1}", "ab", 0},
+		{"{\"a\":1}", "a.b", 0},         {"{\"a\":1}", "a", 1},   {"{\"a\":1}", "*", 1},
+		{"{\"a.b\":1}", "*", 1},
+	};
+	struct key_probe k;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(&k, 0, sizeof(k));
+		k.path = cases[i].path;
+		assert_int_equal(feed_all(cases[i].doc, key_cb, &k), 0);
+		assert_int_equal(k.hits, cases[i].hits);
+	}
+}
+
 static void test_key_bound(void **state)
 {
 	char key[JSON_KEY_MAX + 2];
@@ -1339,6 +1363,7 @@ int main(void)
 		cmocka_unit_test(test_depth_bound),
 		cmocka_unit_test(test_number_bound),
 		cmocka_unit_test(test_key_bound),
+		cmocka_unit_test(test_key_dot_nul),
 		cmocka_unit_test(test_valid_documents),
 		cmocka_unit_test(test_malformed_documents),
 		cmocka_unit_test(test_every_byte),

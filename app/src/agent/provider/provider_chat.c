@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "provider_internal.h"
+#include "provider_keys.h"
 
 #define CHOICE_PATH "choices.#"
 #define DELTA_PATH  "choices.#.delta"
@@ -102,11 +103,43 @@ static void element_end(struct provider_turn *t, const struct json_stream *js)
 	}
 }
 
+/* The last keys of the paths below and their depths (provider_keys.h): others are passed over. */
+enum { N_INDEX, N_PROMPT, N_COMPLETION, N_TOTAL, N_REASONING, N_CODE };
+static const struct provider_key number_keys[] = {
+	[N_INDEX] = PROVIDER_KEY("index", PROVIDER_AT(3) | PROVIDER_AT(6)),
+	[N_PROMPT] = PROVIDER_KEY("prompt_tokens", PROVIDER_AT(2)),
+	[N_COMPLETION] = PROVIDER_KEY("completion_tokens", PROVIDER_AT(2)),
+	[N_TOTAL] = PROVIDER_KEY("total_tokens", PROVIDER_AT(2)),
+	[N_REASONING] = PROVIDER_KEY("reasoning_tokens", PROVIDER_AT(3)),
+	[N_CODE] = PROVIDER_KEY("code", PROVIDER_AT(2)),
+};
+enum { S_CONTENT, S_REFUSAL, S_TEXT, S_REASONING_CONTENT, S_REASONING, S_ARGUMENTS, S_NAME,
+       S_ID, S_FINISH_REASON, S_MESSAGE, S_CODE, S_TYPE };
+static const struct provider_key string_keys[] = {
+	[S_CONTENT] = PROVIDER_KEY("content", PROVIDER_AT(4)),
+	[S_REFUSAL] = PROVIDER_KEY("refusal", PROVIDER_AT(4)),
+	[S_TEXT] = PROVIDER_KEY("text", PROVIDER_AT(6) | PROVIDER_AT(8)),
+	[S_REASONING_CONTENT] = PROVIDER_KEY("reasoning_content", PROVIDER_AT(4)),
+	[S_REASONING] = PROVIDER_KEY("reasoning", PROVIDER_AT(4)),
+	[S_ARGUMENTS] = PROVIDER_KEY("arguments", PROVIDER_AT(7)),
+	[S_NAME] = PROVIDER_KEY("name", PROVIDER_AT(7)),
+	[S_ID] = PROVIDER_KEY("id", PROVIDER_AT(6)),
+	[S_FINISH_REASON] = PROVIDER_KEY("finish_reason", PROVIDER_AT(3)),
+	[S_MESSAGE] = PROVIDER_KEY("message", PROVIDER_AT(2)),
+	[S_CODE] = PROVIDER_KEY("code", PROVIDER_AT(2)),
+	[S_TYPE] = PROVIDER_KEY("type", PROVIDER_AT(2)),
+};
+
 static int on_value(struct provider_turn *t, const struct json_stream *js,
 		    const struct json_value *v)
 {
+	int key; /* the last key's index in number_keys or string_keys: only its paths are tried */
+
 	switch (v->token) {
 	case JSON_OBJECT_BEGIN:
+		if (json_stream_depth(js) != 2 && json_stream_depth(js) != 5) {
+			return t->stop; /* the depths of CHOICE_PATH and CALL_PATH */
+		}
 		if (json_stream_path_is(js, CHOICE_PATH)) {
 			t->choice_index = -1;
 			capture_reset(&t->reason_cap);
@@ -115,6 +148,9 @@ static int on_value(struct provider_turn *t, const struct json_stream *js,
 		}
 		return t->stop;
 	case JSON_OBJECT_END:
+		if (json_stream_depth(js) != 2 && json_stream_depth(js) != 5) {
+			return t->stop;
+		}
 		if (json_stream_path_is(js, CALL_PATH)) {
 			if (t->choice_index <= 0) {
 				element_end(t, js);
@@ -133,23 +169,27 @@ static int on_value(struct provider_turn *t, const struct json_stream *js,
 		}
 		return t->stop;
 	case JSON_NUMBER: {
+		key = provider_key_find(js, number_keys, ARRAY_SIZE_OF(number_keys));
+		if (key < 0) {
+			return t->stop;
+		}
 		int32_t n = parse_int32(v->text, v->len);
 
-		if (json_stream_path_is(js, "choices.#.index")) {
+		if (key == N_INDEX && json_stream_path_is(js, "choices.#.index")) {
 			t->choice_index = n;
-		} else if (json_stream_path_is(js, CALL_PATH ".index")) {
+		} else if (key == N_INDEX && json_stream_path_is(js, CALL_PATH ".index")) {
 			t->element_index = n;
-		} else if (json_stream_path_is(js, "usage.prompt_tokens")) {
+		} else if (key == N_PROMPT && json_stream_path_is(js, "usage.prompt_tokens")) {
 			t->usage.input_tokens = (uint32_t)(n < 0 ? 0 : n);
 			t->usage_seen = true;
-		} else if (json_stream_path_is(js, "usage.completion_tokens")) {
+		} else if (key == N_COMPLETION && json_stream_path_is(js, "usage.completion_tokens")) {
 			t->usage.output_tokens = (uint32_t)(n < 0 ? 0 : n);
-		} else if (json_stream_path_is(js, "usage.total_tokens")) {
+		} else if (key == N_TOTAL && json_stream_path_is(js, "usage.total_tokens")) {
 			t->usage.total_tokens = (uint32_t)(n < 0 ? 0 : n);
-		} else if (json_stream_path_is(js,
-					       "usage.completion_tokens_details.reasoning_tokens")) {
+		} else if (key == N_REASONING &&
+			   json_stream_path_is(js, "usage.completion_tokens_details.reasoning_tokens")) {
 			t->usage.reasoning_tokens = (uint32_t)(n < 0 ? 0 : n);
-		} else if (json_stream_path_is(js, "error.code")) {
+		} else if (key == N_CODE && json_stream_path_is(js, "error.code")) {
 			capture_reset(&t->err_code_cap);
 			capture_add(&t->err_code_cap, v->text, v->len);
 			t->err_seen = true;
@@ -157,31 +197,38 @@ static int on_value(struct provider_turn *t, const struct json_stream *js,
 		return t->stop;
 	}
 	case JSON_STRING:
+		key = provider_key_find(js, string_keys, ARRAY_SIZE_OF(string_keys));
+		if (key < 0) {
+			return t->stop;
+		}
 		break;
 	default:
 		return t->stop;
 	}
 
-	if (json_stream_path_is(js, DELTA_PATH ".content") ||
-	    json_stream_path_is(js, DELTA_PATH ".refusal") ||
-	    json_stream_path_is(js, DELTA_PATH ".content.#.text")) {
+	if ((key == S_CONTENT && json_stream_path_is(js, DELTA_PATH ".content")) ||
+	    (key == S_REFUSAL && json_stream_path_is(js, DELTA_PATH ".refusal")) ||
+	    (key == S_TEXT && json_stream_path_is(js, DELTA_PATH ".content.#.text"))) {
 		choice_text(t, v, false);
-	} else if (json_stream_path_is(js, DELTA_PATH ".reasoning_content") ||
-		   json_stream_path_is(js, DELTA_PATH ".reasoning") ||
-		   json_stream_path_is(js, DELTA_PATH ".content.#.thinking.#.text")) {
+	} else if ((key == S_REASONING_CONTENT &&
+		    json_stream_path_is(js, DELTA_PATH ".reasoning_content")) ||
+		   (key == S_REASONING && json_stream_path_is(js, DELTA_PATH ".reasoning")) ||
+		   (key == S_TEXT &&
+		    json_stream_path_is(js, DELTA_PATH ".content.#.thinking.#.text"))) {
 		choice_text(t, v, true);
-	} else if (json_stream_path_is(js, CALL_PATH ".function.arguments")) {
+	} else if (key == S_ARGUMENTS && json_stream_path_is(js, CALL_PATH ".function.arguments")) {
 		call_arguments(t, v);
-	} else if (json_stream_path_is(js, CALL_PATH ".function.name")) {
+	} else if (key == S_NAME && json_stream_path_is(js, CALL_PATH ".function.name")) {
 		capture_string(&t->name_cap, v);
-	} else if (json_stream_path_is(js, CALL_PATH ".id")) {
+	} else if (key == S_ID && json_stream_path_is(js, CALL_PATH ".id")) {
 		capture_string(&t->call_id_cap, v);
-	} else if (json_stream_path_is(js, "choices.#.finish_reason")) {
+	} else if (key == S_FINISH_REASON && json_stream_path_is(js, "choices.#.finish_reason")) {
 		capture_string(&t->reason_cap, v);
-	} else if (json_stream_path_is(js, "error.message")) {
+	} else if (key == S_MESSAGE && json_stream_path_is(js, "error.message")) {
 		capture_string(&t->err_message_cap, v);
 		t->err_seen = true;
-	} else if (json_stream_path_is(js, "error.code") || json_stream_path_is(js, "error.type")) {
+	} else if ((key == S_CODE && json_stream_path_is(js, "error.code")) ||
+		   (key == S_TYPE && json_stream_path_is(js, "error.type"))) {
 		if (json_stream_path_is(js, "error.type") && t->err_code_cap.len > 0) {
 			return t->stop;
 		}

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "provider_internal.h"
+#include "provider_keys.h"
 
 static bool type_is(const struct provider_turn *t, const char *type)
 {
@@ -77,18 +78,58 @@ static void on_delta(struct provider_turn *t, const struct json_value *v)
 	/* Deltas of other types (hosted tools, audio, ...) are not kept. */
 }
 
-static int on_value(struct provider_turn *t, const struct json_stream *js,
-		    const struct json_value *v)
+/* The last keys of the paths below and their depths (provider_keys.h): others are passed over. */
+enum { S_TYPE, S_DELTA, S_ITEM_ID, S_TEXT, S_ARGUMENTS, S_ID, S_CALL_ID, S_NAME, S_STATUS,
+       S_REASON, S_MESSAGE, S_CODE };
+static const struct provider_key string_keys[] = {
+	[S_TYPE] = PROVIDER_KEY("type", PROVIDER_AT(1) | PROVIDER_AT(2)),
+	[S_DELTA] = PROVIDER_KEY("delta", PROVIDER_AT(1)),
+	[S_ITEM_ID] = PROVIDER_KEY("item_id", PROVIDER_AT(1)),
+	[S_TEXT] = PROVIDER_KEY("text", PROVIDER_AT(1)),
+	[S_ARGUMENTS] = PROVIDER_KEY("arguments", PROVIDER_AT(1) | PROVIDER_AT(2)),
+	[S_ID] = PROVIDER_KEY("id", PROVIDER_AT(2)),
+	[S_CALL_ID] = PROVIDER_KEY("call_id", PROVIDER_AT(2)),
+	[S_NAME] = PROVIDER_KEY("name", PROVIDER_AT(2)),
+	[S_STATUS] = PROVIDER_KEY("status", PROVIDER_AT(2)),
+	[S_REASON] = PROVIDER_KEY("reason", PROVIDER_AT(3)),
+	[S_MESSAGE] = PROVIDER_KEY("message", PROVIDER_AT(1) | PROVIDER_AT(2) | PROVIDER_AT(3)),
+	[S_CODE] = PROVIDER_KEY("code", PROVIDER_AT(1) | PROVIDER_AT(2) | PROVIDER_AT(3)),
+};
+enum { N_OUTPUT_INDEX, N_INPUT, N_OUTPUT, N_TOTAL, N_REASONING, N_CODE };
+static const struct provider_key number_keys[] = {
+	[N_OUTPUT_INDEX] = PROVIDER_KEY("output_index", PROVIDER_AT(1)),
+	[N_INPUT] = PROVIDER_KEY("input_tokens", PROVIDER_AT(3)),
+	[N_OUTPUT] = PROVIDER_KEY("output_tokens", PROVIDER_AT(3)),
+	[N_TOTAL] = PROVIDER_KEY("total_tokens", PROVIDER_AT(3)),
+	[N_REASONING] = PROVIDER_KEY("reasoning_tokens", PROVIDER_AT(4)),
+	[N_CODE] = PROVIDER_KEY("code", PROVIDER_AT(1) | PROVIDER_AT(2)),
+};
+
+static void on_string(struct provider_turn *t, const struct json_stream *js,
+		      const struct json_value *v)
 {
-	if (v->token == JSON_STRING) {
+	/* Dispatched on the last key first: then only that key's paths are matched in full. */
+	switch (provider_key_find(js, string_keys, ARRAY_SIZE_OF(string_keys))) {
+	case S_TYPE:
 		if (json_stream_path_is(js, "type")) {
 			capture_string(&t->type_cap, v);
-		} else if (json_stream_path_is(js, "delta")) {
+		} else if (json_stream_path_is(js, "item.type")) {
+			capture_string(&t->item_type_cap, v);
+		}
+		break;
+	case S_DELTA:
+		if (json_stream_path_is(js, "delta")) {
 			on_delta(t, v);
-		} else if (json_stream_path_is(js, "item_id")) {
+		}
+		break;
+	case S_ITEM_ID:
+		if (json_stream_path_is(js, "item_id")) {
 			capture_string(&t->item_id_cap, v);
-		} else if (json_stream_path_is(js, "text") &&
-			   (!t->text_seen || t->pending_kind == PENDING_STREAMED)) {
+		}
+		break;
+	case S_TEXT:
+		if (json_stream_path_is(js, "text") &&
+		    (!t->text_seen || t->pending_kind == PENDING_STREAMED)) {
 			/* Final text: needed only from a server that streamed no delta. */
 			if (type_is(t, "response.output_text.done")) {
 				t->pending_kind = PENDING_STREAMED;
@@ -96,54 +137,96 @@ static int on_value(struct provider_turn *t, const struct json_stream *js,
 			} else if (!type_known(t)) {
 				pend(t, PENDING_TEXT, v);
 			}
-		} else if (json_stream_path_is(js, "arguments")) {
+		}
+		break;
+	case S_ARGUMENTS:
+		if (json_stream_path_is(js, "arguments")) {
 			pend(t, PENDING_ARGS, v);
-		} else if (json_stream_path_is(js, "item.type")) {
-			capture_string(&t->item_type_cap, v);
-		} else if (json_stream_path_is(js, "item.id")) {
-			capture_string(&t->item_id_cap, v);
-		} else if (json_stream_path_is(js, "item.call_id")) {
-			capture_string(&t->call_id_cap, v);
-		} else if (json_stream_path_is(js, "item.name")) {
-			capture_string(&t->name_cap, v);
 		} else if (json_stream_path_is(js, "item.arguments")) {
 			pend(t, PENDING_ITEM_ARGS, v);
+		}
+		break;
+	case S_ID:
+		if (json_stream_path_is(js, "item.id")) {
+			capture_string(&t->item_id_cap, v);
 		} else if (json_stream_path_is(js, "response.id")) {
 			capture_string(&t->response_id_cap, v);
-		} else if (json_stream_path_is(js, "response.status")) {
+		}
+		break;
+	case S_CALL_ID:
+		if (json_stream_path_is(js, "item.call_id")) {
+			capture_string(&t->call_id_cap, v);
+		}
+		break;
+	case S_NAME:
+		if (json_stream_path_is(js, "item.name")) {
+			capture_string(&t->name_cap, v);
+		}
+		break;
+	case S_STATUS:
+		if (json_stream_path_is(js, "response.status")) {
 			capture_string(&t->status_cap, v);
-		} else if (json_stream_path_is(js, "response.incomplete_details.reason")) {
+		}
+		break;
+	case S_REASON:
+		if (json_stream_path_is(js, "response.incomplete_details.reason")) {
 			capture_string(&t->reason_cap, v);
-		} else if (json_stream_path_is(js, "response.error.message") ||
-			   json_stream_path_is(js, "error.message") ||
-			   json_stream_path_is(js, "message")) {
+		}
+		break;
+	case S_MESSAGE:
+		if (json_stream_path_is(js, "response.error.message") ||
+		    json_stream_path_is(js, "error.message") || json_stream_path_is(js, "message")) {
 			capture_string(&t->err_message_cap, v);
 			t->err_seen = true;
-		} else if (json_stream_path_is(js, "response.error.code") ||
-			   json_stream_path_is(js, "error.code") || json_stream_path_is(js, "code")) {
+		}
+		break;
+	case S_CODE:
+		if (json_stream_path_is(js, "response.error.code") ||
+		    json_stream_path_is(js, "error.code") || json_stream_path_is(js, "code")) {
 			capture_string(&t->err_code_cap, v);
 		}
-		return t->stop;
+		break;
+	default:
+		break;
 	}
-	if (v->token != JSON_NUMBER) {
-		return t->stop;
-	}
-	int32_t n = parse_int32(v->text, v->len);
+}
 
-	if (json_stream_path_is(js, "output_index")) {
+static void on_number(struct provider_turn *t, const struct json_stream *js,
+		      const struct json_value *v)
+{
+	int key = provider_key_find(js, number_keys, ARRAY_SIZE_OF(number_keys));
+	int32_t n;
+
+	if (key < 0) {
+		return;
+	}
+	n = parse_int32(v->text, v->len);
+	if (key == N_OUTPUT_INDEX && json_stream_path_is(js, "output_index")) {
 		t->output_index = n;
-	} else if (json_stream_path_is(js, "response.usage.input_tokens")) {
+	} else if (key == N_INPUT && json_stream_path_is(js, "response.usage.input_tokens")) {
 		t->usage.input_tokens = (uint32_t)(n < 0 ? 0 : n);
 		t->usage_seen = true;
-	} else if (json_stream_path_is(js, "response.usage.output_tokens")) {
+	} else if (key == N_OUTPUT && json_stream_path_is(js, "response.usage.output_tokens")) {
 		t->usage.output_tokens = (uint32_t)(n < 0 ? 0 : n);
-	} else if (json_stream_path_is(js, "response.usage.total_tokens")) {
+	} else if (key == N_TOTAL && json_stream_path_is(js, "response.usage.total_tokens")) {
 		t->usage.total_tokens = (uint32_t)(n < 0 ? 0 : n);
-	} else if (json_stream_path_is(js, "response.usage.output_tokens_details.reasoning_tokens")) {
+	} else if (key == N_REASONING &&
+		   json_stream_path_is(js, "response.usage.output_tokens_details.reasoning_tokens")) {
 		t->usage.reasoning_tokens = (uint32_t)(n < 0 ? 0 : n);
-	} else if (json_stream_path_is(js, "error.code") || json_stream_path_is(js, "code")) {
+	} else if (key == N_CODE &&
+		   (json_stream_path_is(js, "error.code") || json_stream_path_is(js, "code"))) {
 		capture_reset(&t->err_code_cap);
 		capture_add(&t->err_code_cap, v->text, v->len);
+	}
+}
+
+static int on_value(struct provider_turn *t, const struct json_stream *js,
+		    const struct json_value *v)
+{
+	if (v->token == JSON_STRING) {
+		on_string(t, js, v);
+	} else if (v->token == JSON_NUMBER) {
+		on_number(t, js, v);
 	}
 	return t->stop;
 }

@@ -31,15 +31,18 @@ static struct {
 	struct agent_console *console;
 	struct agent_thread *thread;
 	struct agent_cancel cancel;
-	char prompt[CONFIG_AGENT_PROMPT_MAX_LEN + 1];
 	char key[CONFIG_AGENT_KEY_MAX_LEN + 1];
-	char instructions[256];
 	struct provider_usage usage;
 	bool usage_seen;
 	struct agent_text_filter filter;
 	bool line_open; /* the last output did not end a line */
 	struct agent_key_decoder keys;
 } ask;
+/* The prompt and the instructions: PSRAM-placed (the key and the cancel flag stay in ask). */
+static struct {
+	char prompt[CONFIG_AGENT_PROMPT_MAX_LEN + 1];
+	char instructions[256];
+} ask_text AGENT_PSRAM_ATTR;
 
 static void out(const char *text, size_t len)
 {
@@ -218,7 +221,7 @@ static void worker(void *user_data)
 	if (err != 0) {
 		agent_error(ask.console, "the request cannot start now: %s%s%s", why.reason,
 			    why.detail[0] != '\0' ? " " : "", why.detail);
-		agent_wipe(ask.prompt, sizeof(ask.prompt));
+		agent_wipe(ask_text.prompt, sizeof(ask_text.prompt));
 		ask.running = false;
 		ask.busy = false;
 		agent_console_set_bypass(ask.console, NULL, NULL);
@@ -228,8 +231,8 @@ static void worker(void *user_data)
 	req = (struct agent_request){
 		.config = agent_session_config(),
 		.key = n > 0 ? ask.key : NULL,
-		.instructions = ask.instructions,
-		.prompt = ask.prompt,
+		.instructions = ask_text.instructions,
+		.prompt = ask_text.prompt,
 		.cwd = "/lfs",
 		.cancel = &ask.cancel,
 		.hooks = &hooks,
@@ -237,7 +240,7 @@ static void worker(void *user_data)
 	err = agent_request_run(&req);
 	agent_job_end("agent", err);
 	agent_wipe(ask.key, sizeof(ask.key));
-	agent_wipe(ask.prompt, sizeof(ask.prompt));
+	agent_wipe(ask_text.prompt, sizeof(ask_text.prompt));
 	end_line();
 	if (ask.usage_seen && ask.usage.reasoning_tokens > 0) {
 		/* Output includes the reasoning (the provider folds it in: input + output = total). */
@@ -340,12 +343,12 @@ static int join_prompt(int argc, char **argv, struct agent_console *console)
 			return -EINVAL;
 		}
 		if (i > 2) {
-			ask.prompt[len++] = ' ';
+			ask_text.prompt[len++] = ' ';
 		}
-		memcpy(ask.prompt + len, argv[i], n);
+		memcpy(ask_text.prompt + len, argv[i], n);
 		len += n;
 	}
-	ask.prompt[len] = '\0';
+	ask_text.prompt[len] = '\0';
 	if (len == 0) {
 		agent_error(console, "the prompt is empty");
 		return -EINVAL;
@@ -382,7 +385,7 @@ int agent_cmd_ask_exec(struct agent_console *console, int argc, char **argv)
 	if (err != 0) {
 		return err;
 	}
-	agent_board_instructions(ask.instructions, sizeof(ask.instructions));
+	agent_board_instructions(ask_text.instructions, sizeof(ask_text.instructions));
 	ask.console = console;
 	ask.usage_seen = false;
 	agent_text_filter_reset(&ask.filter);
@@ -399,7 +402,7 @@ int agent_cmd_ask_exec(struct agent_console *console, int argc, char **argv)
 		agent_console_set_bypass(console, NULL, NULL);
 		ask.busy = false;
 		ask.running = false;
-		agent_wipe(ask.prompt, sizeof(ask.prompt));
+		agent_wipe(ask_text.prompt, sizeof(ask_text.prompt));
 		agent_error(console, "cannot start the request worker (error %d)", err);
 		return err;
 	}

@@ -47,6 +47,13 @@ static uint16_t tool_ids[CONFIG_AGENT_MAX_TOOLS_LIMIT];
 static struct conv_history history AGENT_PSRAM_ATTR;
 
 struct agent_chat_state agent_chat;
+/* The typed line, the prompt sent and the instructions: PSRAM-placed (no interrupt touches
+ * them; agent_chat keeps its cancel flag and the key in internal RAM). */
+static struct {
+	char input[CONFIG_AGENT_PROMPT_MAX_LEN + 1];
+	char prompt[CONFIG_AGENT_PROMPT_MAX_LEN + 1];
+	char instructions[256];
+} chat_text AGENT_PSRAM_ATTR;
 static struct agent_key_decoder chat_keys;
 
 /* ---- Transcript helpers -------------------------------------------------------------------- */
@@ -229,8 +236,8 @@ static void commit_turn(const struct agent_request *req)
 		.reasoning_tokens = agent_chat.usage.reasoning_tokens,
 	};
 	struct conv_turn turn = {
-		.user = agent_chat.prompt,
-		.user_len = strlen(agent_chat.prompt),
+		.user = chat_text.prompt,
+		.user_len = strlen(chat_text.prompt),
 		.assistant = answer,
 		.assistant_len = agent_chat.answer_len,
 		.tools = lines,
@@ -252,7 +259,7 @@ static void commit_turn(const struct agent_request *req)
 			.protocol = (uint8_t)agent_config_protocol(agent_chat.cfg->endpoint),
 			.provider = host,
 			.model = agent_chat.cfg->model,
-			.title = agent_chat.prompt,
+			.title = chat_text.prompt,
 		};
 
 		if (http_url_parse(agent_chat.cfg->endpoint, &url) == 0) {
@@ -307,10 +314,10 @@ static void worker(void *user_data)
 	req = (struct agent_request){
 		.config = agent_chat.cfg,
 		.key = n > 0 ? agent_chat.key : NULL,
-		.instructions = agent_chat.instructions,
+		.instructions = chat_text.instructions,
 		/* A stored conversation is the agent of its slot; a new one is agent 0's. */
 		.agent_id = agent_chat.conv_saved ? agent_chat.conv.slot : 0u,
-		.prompt = agent_chat.prompt,
+		.prompt = chat_text.prompt,
 		.cwd = "/lfs",
 		.previous_response_id =
 			agent_chat.response_id[0] != '\0' ? agent_chat.response_id : NULL,
@@ -375,9 +382,9 @@ static void submit(void)
 	if (agent_chat.input_len == 0) {
 		return;
 	}
-	memcpy(agent_chat.prompt, agent_chat.input, agent_chat.input_len);
-	agent_chat.prompt[agent_chat.input_len] = '\0';
-	user_line(agent_chat.input, agent_chat.input_len);
+	memcpy(chat_text.prompt, chat_text.input, agent_chat.input_len);
+	chat_text.prompt[agent_chat.input_len] = '\0';
+	user_line(chat_text.input, agent_chat.input_len);
 	agent_chat.input_len = 0;
 	agent_chat.input_refused = false;
 	screen_set_input(agent_chat.cfg->user, "", 0);
@@ -406,7 +413,7 @@ static void submit(void)
 static void erase_char(void)
 {
 	while (agent_chat.input_len > 0) {
-		char c = agent_chat.input[--agent_chat.input_len];
+		char c = chat_text.input[--agent_chat.input_len];
 
 		if (((unsigned char)c & 0xc0) != 0x80) {
 			break; /* the lead byte of the character */
@@ -468,7 +475,7 @@ static void typed_byte(uint8_t c, bool *typed)
 		agent_chat.input_refused = false;
 	}
 	if (!agent_chat.input_refused && agent_chat.input_len < CONFIG_AGENT_PROMPT_MAX_LEN) {
-		agent_chat.input[agent_chat.input_len++] = (char)c;
+		chat_text.input[agent_chat.input_len++] = (char)c;
 		*typed = true;
 	}
 }
@@ -523,7 +530,7 @@ size_t agent_chat_input(struct agent_console *console, const uint8_t *data, size
 		}
 	}
 	if (typed) {
-		screen_set_input(agent_chat.cfg->user, agent_chat.input, agent_chat.input_len);
+		screen_set_input(agent_chat.cfg->user, chat_text.input, agent_chat.input_len);
 	}
 	wait = agent_key_wait_ms(&chat_keys, now);
 	if (wait >= 0) {
@@ -587,7 +594,7 @@ int agent_chat_check_ready(struct agent_console *console)
 		agent_chat.thread = NULL;
 	}
 	agent_chat.cfg = cfg;
-	agent_board_instructions(agent_chat.instructions, sizeof(agent_chat.instructions));
+	agent_board_instructions(chat_text.instructions, sizeof(chat_text.instructions));
 	return 0;
 }
 

@@ -24,12 +24,9 @@ struct agent_chat_state {
 	struct agent_thread *thread;
 	struct agent_cancel cancel;
 	const struct agent_config *cfg;
-	char input[CONFIG_AGENT_PROMPT_MAX_LEN + 1];
-	size_t input_len;
+	size_t input_len; /* the line being typed is in agent_chat.c (PSRAM-placed) */
 	bool input_refused; /* the bytes of a character that did not fit are being dropped */
-	char prompt[CONFIG_AGENT_PROMPT_MAX_LEN + 1];
 	char key[CONFIG_AGENT_KEY_MAX_LEN + 1];
-	char instructions[256];
 	struct conv_handle conv;
 	bool conv_active; /* conv was created or opened */
 	bool conv_saved;  /* conv holds at least one committed turn (its history is ours) */

@@ -32,10 +32,13 @@ static struct {
 	struct agent_text_filter filter;
 	struct script_request req;
 	struct script_status status;
-	char words[SCRIPT_WORDS_MAX];
-	char path[STORAGE_PATH_MAX + 1];
 	const char *argv[CONFIG_AGENT_SCRIPT_FILE_ARGS_MAX];
 } run;
+/* The command's words and the script's path: PSRAM-placed (the cancel flag stays in run). */
+static struct {
+	char words[SCRIPT_WORDS_MAX];
+	char path[STORAGE_PATH_MAX + 1];
+} run_text AGENT_PSRAM_ATTR;
 
 struct safe_chunk {
 	char buf[64];
@@ -102,7 +105,7 @@ static void worker(void *user_data)
 	(void)script_run(&run.req, &run.status);
 	print_output(script_out, run.status.out_len);
 	print_status(&run.status);
-	agent_wipe(run.words, sizeof(run.words));
+	agent_wipe(run_text.words, sizeof(run_text.words));
 	run.busy = false;
 	agent_console_set_bypass(run.console, NULL, NULL);
 }
@@ -142,9 +145,9 @@ static size_t script_input(struct agent_console *console, const uint8_t *data, s
 static const char *keep_word(const char *text, size_t *used)
 {
 	size_t len = strlen(text);
-	char *at = run.words + *used;
+	char *at = run_text.words + *used;
 
-	if (*used + len + 1u > sizeof(run.words)) {
+	if (*used + len + 1u > sizeof(run_text.words)) {
 		return NULL;
 	}
 	memcpy(at, text, len + 1u);
@@ -181,11 +184,11 @@ static int parse(struct agent_console *console, int argc, char **argv)
 		agent_error(console, "at most %d arguments", CONFIG_AGENT_SCRIPT_FILE_ARGS_MAX);
 		return -E2BIG;
 	}
-	if (storage_path_resolve(&ctx, argv[3], strlen(argv[3]), run.path) != 0) {
+	if (storage_path_resolve(&ctx, argv[3], strlen(argv[3]), run_text.path) != 0) {
 		agent_error(console, "%s", ctx.error);
 		return -EINVAL;
 	}
-	run.req.path = run.path;
+	run.req.path = run_text.path;
 	for (int i = 4; i < argc; i++) {
 		if (strlen(argv[i]) > SCRIPT_ARG_MAX_LEN) {
 			agent_error(console, "argument %d is longer than %d bytes", i - 3,
@@ -222,7 +225,7 @@ int agent_cmd_script_exec(struct agent_console *console, int argc, char **argv)
 	memset(&run.req, 0, sizeof(run.req));
 	err = parse(console, argc, argv);
 	if (err != 0) {
-		agent_wipe(run.words, sizeof(run.words));
+		agent_wipe(run_text.words, sizeof(run_text.words));
 		return err;
 	}
 	if (!script_lang_available(run.req.lang)) {

@@ -385,11 +385,32 @@ static int code_unit(struct json_stream *js, uint32_t cu)
 	return put_code_point(js, cu);
 }
 
+/* The byte a one-character escape stands for ("\\n" -> LF), 0 for none ('u' is not one). */
+static uint8_t escaped_byte(uint8_t c)
+{
+	switch (c) {
+	case '"':
+	case '\\':
+	case '/':
+		return c;
+	case 'b':
+		return '\b';
+	case 'f':
+		return '\f';
+	case 'n':
+		return '\n';
+	case 'r':
+		return '\r';
+	case 't':
+		return '\t';
+	default:
+		return 0;
+	}
+}
+
 static int escape_char(struct json_stream *js, uint8_t c)
 {
-	static const char from[] = "\"\\/bfnrt";
-	static const uint8_t to[] = {'"', '\\', '/', '\b', '\f', '\n', '\r', '\t'};
-	const char *hit;
+	uint8_t b;
 	int rc;
 
 	if (c == 'u') {
@@ -398,8 +419,8 @@ static int escape_char(struct json_stream *js, uint8_t c)
 		js->ucs = 0;
 		return 0;
 	}
-	hit = c != '\0' ? strchr(from, c) : NULL;
-	if (hit == NULL) {
+	b = escaped_byte(c);
+	if (b == 0) {
 		return string_error(js);
 	}
 	if (js->pending_high != 0) {
@@ -410,7 +431,11 @@ static int escape_char(struct json_stream *js, uint8_t c)
 		}
 	}
 	js->lex = LEX_STRING;
-	return out_put(js, &to[hit - from], 1);
+	if (js->out_len < sizeof(js->out)) {
+		js->out[js->out_len++] = (char)b; /* the usual case: room for one more byte */
+		return 0;
+	}
+	return out_put(js, &b, 1);
 }
 
 static int hex_digit(struct json_stream *js, uint8_t c)
@@ -774,11 +799,16 @@ int json_stream_depth(const struct json_stream *js)
 	return js->depth;
 }
 
+/* Whether @p seg starts with the one-character segment @p c ("#" or "*"). */
+static bool seg_is(const char *seg, char c)
+{
+	return seg[0] == c && (seg[1] == '.' || seg[1] == '\0');
+}
+
 bool json_stream_path_is(const struct json_stream *js, const char *path)
 {
 	const struct json_level *lv;
 	const char *seg = path;
-	const char *e;
 	size_t n;
 	int d;
 
@@ -788,24 +818,35 @@ bool json_stream_path_is(const struct json_stream *js, const char *path)
 	if (*seg == '\0') {
 		return js->depth == 0;
 	}
+	/* Each segment is compared as it is read: no pass to find its end first. */
 	for (d = 1; d <= js->depth; d++) {
 		lv = &js->level[d];
-		for (e = seg; *e != '\0' && *e != '.'; e++) {
-		}
-		n = (size_t)(e - seg);
 		if (lv->is_array) {
-			if (n != 1 || seg[0] != '#') {
+			if (!seg_is(seg, '#')) {
 				return false;
 			}
-		} else if (n != 1 || seg[0] != '*') {
-			if (lv->key_truncated || n != lv->key_len || memcmp(seg, lv->key, n) != 0) {
+			n = 1;
+		} else if (seg_is(seg, '*')) {
+			n = 1;
+		} else {
+			if (lv->key_truncated) {
+				return false;
+			}
+			n = lv->key_len;
+			for (size_t i = 0; i < n; i++) {
+				/* A key holding '.' or NUL matches no segment (a segment has neither). */
+				if (seg[i] != lv->key[i] || seg[i] == '.' || seg[i] == '\0') {
+					return false;
+				}
+			}
+			if (seg[n] != '.' && seg[n] != '\0') {
 				return false;
 			}
 		}
-		if (*e == '\0') {
+		if (seg[n] == '\0') {
 			return d == js->depth;
 		}
-		seg = e + 1;
+		seg += n + 1;
 	}
 	return false;
 }

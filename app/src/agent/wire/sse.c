@@ -27,15 +27,18 @@ static bool is_line_end(char c)
 	return c == '\n' || c == '\r';
 }
 
-/* Bytes before the next CR or LF in [p, end). */
+/* Bytes before the next CR or LF in [p, end): memchr goes a word (or more) at a time. */
 static size_t run_length(const char *p, const char *end)
 {
-	const char *q = p;
+	size_t n = (size_t)(end - p);
+	const char *lf = memchr(p, '\n', n);
+	const char *cr;
 
-	while (q < end && !is_line_end(*q)) {
-		q++;
+	if (lf != NULL) {
+		n = (size_t)(lf - p);
 	}
-	return (size_t)(q - p);
+	cr = memchr(p, '\r', n);
+	return cr != NULL ? (size_t)(cr - p) : n;
 }
 
 static bool name_is(const struct sse_decoder *dec, const char *field)
@@ -252,17 +255,24 @@ int sse_feed(struct sse_decoder *dec, const char *data, size_t len)
 				return rc;
 			}
 			continue;
-		case SSE_EVENT:
-			if (is_line_end(c)) {
+		case SSE_EVENT: {
+			/* The value up to the line end at once; what exceeds the bound is cut. */
+			size_t room = SSE_EVENT_TYPE_MAX - dec->type_len;
+			size_t keep;
+
+			run = run_length(p, end);
+			if (run == 0) {
 				break;
 			}
-			p++;
-			if (dec->type_len < SSE_EVENT_TYPE_MAX) {
-				dec->type[dec->type_len++] = c;
-			} else {
+			keep = run < room ? run : room;
+			memcpy(dec->type + dec->type_len, p, keep);
+			dec->type_len = (uint8_t)(dec->type_len + keep);
+			if (keep < run) {
 				dec->type_truncated = true;
 			}
+			p += run;
 			continue;
+		}
 		case SSE_SKIP:
 		default:
 			p += run_length(p, end);

@@ -39,7 +39,19 @@ struct dump {
 	struct json_writer jw;
 	enum mode mode;
 	unsigned int items[JSON_STREAM_DEPTH_MAX + 2];
+	bool object[JSON_STREAM_DEPTH_MAX + 2]; /* the container at each depth is an object */
 };
+
+/*
+ * The name of the member at @p depth: the tokenizer keeps keys for JSON_PATH_DEPTH levels; a
+ * member deeper than that is written with the name "?" (tests/test_json_differential.py).
+ */
+static const char *member_key(const struct dump *d, const struct json_stream *js, int depth)
+{
+	const char *key = json_stream_key(js, depth);
+
+	return key == NULL && depth > JSON_PATH_DEPTH && d->object[depth] ? "?" : key;
+}
 
 static void die(const char *what)
 {
@@ -91,7 +103,7 @@ static void dump_value_prefix(struct dump *d, const struct json_stream *js, int 
 	if (d->items[depth]++ > 0) {
 		out_put(&d->out, ",", 1);
 	}
-	key = json_stream_key(js, depth);
+	key = member_key(d, js, depth);
 	if (key != NULL) {
 		out_put(&d->out, "\"", 1);
 		out_string_bytes(&d->out, key, strlen(key));
@@ -109,6 +121,7 @@ static int on_dump(void *user_data, const struct json_stream *js, const struct j
 	case JSON_ARRAY_BEGIN:
 		dump_value_prefix(d, js, depth);
 		d->items[depth + 1] = 0;
+		d->object[depth + 1] = v->token == JSON_OBJECT_BEGIN;
 		out_put(&d->out, v->token == JSON_OBJECT_BEGIN ? "{" : "[", 1);
 		break;
 	case JSON_OBJECT_END:
@@ -144,9 +157,10 @@ static int on_dump(void *user_data, const struct json_stream *js, const struct j
 
 static int on_rewrite(void *user_data, const struct json_stream *js, const struct json_value *v)
 {
-	struct json_writer *w = &((struct dump *)user_data)->jw;
+	struct dump *d = user_data;
+	struct json_writer *w = &d->jw;
 	int depth = json_stream_depth(js);
-	const char *key = depth > 0 ? json_stream_key(js, depth) : NULL;
+	const char *key = depth > 0 ? member_key(d, js, depth) : NULL;
 	bool starts = v->token != JSON_OBJECT_END && v->token != JSON_ARRAY_END &&
 		      (v->token != JSON_STRING || v->first);
 
@@ -155,9 +169,11 @@ static int on_rewrite(void *user_data, const struct json_stream *js, const struc
 	}
 	switch (v->token) {
 	case JSON_OBJECT_BEGIN:
+		d->object[depth + 1] = true;
 		jw_object_begin(w);
 		break;
 	case JSON_ARRAY_BEGIN:
+		d->object[depth + 1] = false;
 		jw_array_begin(w);
 		break;
 	case JSON_OBJECT_END:

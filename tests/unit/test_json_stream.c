@@ -91,6 +91,9 @@ static bool spell_path(const struct json_stream *js, char *path, size_t cap)
 	size_t used = 0;
 
 	path[0] = '\0';
+	if (json_stream_depth(js) > JSON_PATH_DEPTH) {
+		return false; /* no path answers this deep (test_kept_path_depth) */
+	}
 	for (int d = 1; d <= json_stream_depth(js); d++) {
 		const char *key = json_stream_key(js, d);
 		const char *seg = key != NULL ? key : "#";
@@ -122,7 +125,13 @@ static void rec_path(struct rec *r, const struct json_stream *js)
 		const char *key = json_stream_key(js, d);
 		int index = json_stream_index(js, d);
 
-		/* Each level is exactly one of the two. */
+		/* Each level is exactly one of the two; below JSON_PATH_DEPTH neither is kept. */
+		if (d > JSON_PATH_DEPTH) {
+			assert_null(key);
+			assert_int_equal(index, -1);
+			buf_printf(&r->out, " -");
+			continue;
+		}
 		assert_true((key != NULL) != (index >= 0));
 		if (key != NULL) {
 			buf_printf(&r->out, " k%zu:", strlen(key));
@@ -570,6 +579,68 @@ static void test_depth_bound(void **state)
 		free(doc);
 		doc = nested(JSON_STREAM_DEPTH_MAX - 1, objects, objects ? "{}" : "[]");
 		assert_int_equal(feed_all(doc, depth_cb, NULL), 0);
+		free(doc);
+	}
+}
+
+/*
+ * Keys and indices are kept for JSON_PATH_DEPTH levels; deeper levels are still read and
+ * checked (their kind is kept: a wrong closer is an error at any depth) but answer no path.
+ */
+static int deep_ok_depth;
+static bool deep_key_seen[JSON_STREAM_DEPTH_MAX + 1];
+static bool deep_path_hit;
+
+static int deep_cb(void *user_data, const struct json_stream *js, const struct json_value *v)
+{
+	int d = json_stream_depth(js);
+
+	(void)user_data;
+	if (v->token != JSON_NUMBER) {
+		return 0;
+	}
+	deep_ok_depth = d;
+	for (int level = 1; level <= d; level++) {
+		deep_key_seen[level] = json_stream_key(js, level) != NULL ||
+				       json_stream_index(js, level) >= 0;
+	}
+	deep_path_hit = json_stream_path_is(js, "a.#.a.#.a.#.a.#") ||
+			json_stream_path_is(js, "a.#.a.#.a.#.a.#.a");
+	return 0;
+}
+
+static void test_kept_path_depth(void **state)
+{
+	struct json_stream js;
+	struct buf b = {0};
+	char *doc;
+
+	(void)state;
+	/* Levels alternate: objects at odd depths, arrays at even ones. */
+	for (int levels = JSON_PATH_DEPTH - 1; levels <= JSON_STREAM_DEPTH_MAX; levels++) {
+		b = (struct buf){0};
+		for (int i = 0; i < levels; i++) {
+			buf_put(&b, (i % 2) == 0 ? "{\"a\":" : "[", (i % 2) == 0 ? 5 : 1);
+		}
+		buf_put(&b, "7", 1);
+		for (int i = levels - 1; i >= 0; i--) {
+			buf_put(&b, (i % 2) == 0 ? "}" : "]", 1);
+		}
+		doc = b.data;
+		memset(deep_key_seen, 0, sizeof(deep_key_seen));
+		json_stream_init(&js, deep_cb, NULL);
+		assert_int_equal(json_stream_feed(&js, doc, b.len), 0);
+		assert_int_equal(json_stream_finish(&js), 0);
+		assert_int_equal(deep_ok_depth, levels);
+		for (int level = 1; level <= levels; level++) {
+			assert_int_equal(deep_key_seen[level], level <= JSON_PATH_DEPTH);
+		}
+		/* 8 levels answer their path; 9 do not. */
+		assert_int_equal(deep_path_hit, levels == JSON_PATH_DEPTH);
+		/* A wrong closer for the innermost level is refused, however deep. */
+		doc[b.len - levels] = ((levels - 1) % 2) == 0 ? ']' : '}';
+		json_stream_init(&js, deep_cb, NULL);
+		assert_int_equal(json_stream_feed(&js, doc, b.len), -EBADMSG);
 		free(doc);
 	}
 }
@@ -1361,6 +1432,7 @@ int main(void)
 	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_depth_bound),
+		cmocka_unit_test(test_kept_path_depth),
 		cmocka_unit_test(test_number_bound),
 		cmocka_unit_test(test_key_bound),
 		cmocka_unit_test(test_key_dot_nul),

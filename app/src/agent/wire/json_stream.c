@@ -97,6 +97,21 @@ static int token(struct json_stream *js, enum json_token tok, const char *text, 
  * Keys are kept whole up to JSON_KEY_MAX bytes. A longer one is cut back to whole
  * characters, so that json_stream_key() still returns valid UTF-8, and marked truncated.
  */
+_Static_assert(JSON_STREAM_DEPTH_MAX - JSON_PATH_DEPTH <= 32, "deep_array holds the deep levels");
+
+/*
+ * The level at depth @p d: its own entry up to JSON_PATH_DEPTH; deeper ones share one entry
+ * whose key and index are thrown away, their kind (object or array) kept in deep_array.
+ */
+static struct json_level *level_at(struct json_stream *js, int d)
+{
+	if (d <= JSON_PATH_DEPTH) {
+		return &js->level[d];
+	}
+	js->deep.is_array = ((js->deep_array >> (d - JSON_PATH_DEPTH - 1)) & 1u) != 0u;
+	return &js->deep;
+}
+
 static void key_append(struct json_level *lv, const char *s, size_t n)
 {
 	size_t room = JSON_KEY_MAX - lv->key_len;
@@ -138,7 +153,7 @@ static int emit(struct json_stream *js, const char *s, size_t n, bool last)
 	struct json_value v;
 
 	if (js->in_key) {
-		key_append(&js->level[js->depth], s, n);
+		key_append(level_at(js, js->depth), s, n);
 		return 0;
 	}
 	if (n == 0 && !last) {
@@ -576,7 +591,12 @@ static int open_container(struct json_stream *js, bool is_array)
 	if (rc != 0) {
 		return rc;
 	}
-	lv = &js->level[++js->depth];
+	lv = level_at(js, ++js->depth);
+	if (js->depth > JSON_PATH_DEPTH) {
+		uint32_t bit = 1u << (js->depth - JSON_PATH_DEPTH - 1);
+
+		js->deep_array = is_array ? js->deep_array | bit : js->deep_array & ~bit;
+	}
 	lv->is_array = is_array;
 	lv->index = 0;
 	lv->key_len = 0;
@@ -588,7 +608,7 @@ static int open_container(struct json_stream *js, bool is_array)
 
 static int close_container(struct json_stream *js, bool is_array)
 {
-	bool open_here = js->depth > 0 && js->level[js->depth].is_array == is_array;
+	bool open_here = js->depth > 0 && level_at(js, js->depth)->is_array == is_array;
 
 	if (!open_here || !(js->state == ST_AFTER_VALUE ||
 			    js->state == (is_array ? ST_ARRAY_FIRST : ST_OBJECT_FIRST))) {
@@ -606,7 +626,7 @@ static void string_begin(struct json_stream *js, bool in_key)
 	js->str_first = true;
 	js->out_len = 0;
 	if (in_key) {
-		struct json_level *lv = &js->level[js->depth];
+		struct json_level *lv = level_at(js, js->depth);
 
 		lv->key_len = 0;
 		lv->key[0] = '\0';
@@ -643,7 +663,7 @@ static int structural(struct json_stream *js, const uint8_t **pp, const uint8_t 
 		if (js->state != ST_AFTER_VALUE) {
 			return -EBADMSG;
 		}
-		lv = &js->level[js->depth];
+		lv = level_at(js, js->depth);
 		if (lv->is_array) {
 			if (lv->index < INT32_MAX) {
 				lv->index++;
@@ -820,6 +840,9 @@ bool json_stream_path_is(const struct json_stream *js, const char *path)
 	}
 	/* Each segment is compared as it is read: no pass to find its end first. */
 	for (d = 1; d <= js->depth; d++) {
+		if (d > JSON_PATH_DEPTH) {
+			return false; /* no key is kept this deep: no path reaches it */
+		}
 		lv = &js->level[d];
 		if (lv->is_array) {
 			if (!seg_is(seg, '#')) {
@@ -853,7 +876,7 @@ bool json_stream_path_is(const struct json_stream *js, const char *path)
 
 const char *json_stream_key(const struct json_stream *js, int level)
 {
-	if (level < 1 || level > js->depth || js->level[level].is_array) {
+	if (level < 1 || level > js->depth || level > JSON_PATH_DEPTH || js->level[level].is_array) {
 		return NULL;
 	}
 	return js->level[level].key;
@@ -871,7 +894,8 @@ const char *json_stream_key_n(const struct json_stream *js, int level, size_t *l
 
 int json_stream_index(const struct json_stream *js, int level)
 {
-	if (level < 1 || level > js->depth || !js->level[level].is_array) {
+	if (level < 1 || level > js->depth || level > JSON_PATH_DEPTH ||
+	    !js->level[level].is_array) {
 		return -1;
 	}
 	return js->level[level].index;

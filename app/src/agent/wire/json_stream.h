@@ -13,6 +13,12 @@
 #include <stdint.h>
 
 #define JSON_STREAM_DEPTH_MAX 32 /* nesting of objects and arrays */
+/*
+ * Levels whose key and index are kept (the deepest path anything matches: 8, the Chat
+ * adapter's choices.#.delta.content.#.thinking.#.text). Deeper levels are read and checked
+ * but answer no path: json_stream_key() gives NULL and json_stream_index() -1 there.
+ */
+#define JSON_PATH_DEPTH 8
 #define JSON_KEY_MAX	      47 /* longer keys are kept cut and never match a path */
 #define JSON_NUMBER_MAX	      39 /* longer numbers are an error (-E2BIG) */
 
@@ -70,7 +76,9 @@ struct json_stream {
 	json_value_fn fn;
 	void *user_data;
 	/* Private state below: json_stream.c owns its layout. */
-	struct json_level level[JSON_STREAM_DEPTH_MAX + 1]; /* [1..depth]; [0] is unused */
+	struct json_level level[JSON_PATH_DEPTH + 1]; /* [1..depth]; [0] is unused */
+	struct json_level deep; /* shared by the levels below JSON_PATH_DEPTH */
+	uint32_t deep_array;	/* bit n: level JSON_PATH_DEPTH + 1 + n is an array */
 	int status;	       /* sticky result once feeding stopped (error or callback) */
 	uint32_t ucs;	       /* \uXXXX code unit being read */
 	uint16_t pending_high; /* high surrogate waiting for its low half */

@@ -136,6 +136,18 @@ static void test_nested_values_are_compact_json(void **state)
 				 "  f: false\n");
 }
 
+/* Keys are kept for JSON_PATH_DEPTH (8) levels: a member deeper than that shows "..." as its
+ * name; its value is shown. */
+static void test_members_deeper_than_the_kept_keys(void **state)
+{
+	(void)state;
+	runs("t", "{\"a\":{\"b\":[{\"c\":{\"d\":{\"e\":{\"f\":{\"g\":{\"h\":1,\"i\":[2]}}}}}}]}}",
+	     120, 23);
+	assert_string_equal(out, "[confirm] t\n"
+				 "  a: {\"b\":[{\"c\":{\"d\":{\"e\":{\"f\":{\"g\":{\"...\":1,"
+				 "\"...\":[2]}}}}}}]}\n");
+}
+
 static void test_controls_and_invisible_characters_are_escaped(void **state)
 {
 	(void)state;
@@ -425,6 +437,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_compact_and_padded_arguments_look_the_same),
 		cmocka_unit_test(test_nested_values_are_compact_json),
+		cmocka_unit_test(test_members_deeper_than_the_kept_keys),
 		cmocka_unit_test(test_controls_and_invisible_characters_are_escaped),
 		cmocka_unit_test(test_a_long_value_is_cut_with_the_byte_count),
 		cmocka_unit_test(test_short_values_stay_whole_next_to_a_long_one),

@@ -41,6 +41,7 @@ static struct {
 	bool in_piece;	    /* units belong to a piece being measured or shown */
 	bool not_object;
 	uint64_t has_items; /* bit per depth: a comma is due before the next item */
+	uint64_t is_object; /* bit per depth: the container there is an object */
 	/* a UTF-8 character being gathered (string fragments may split one) */
 	uint8_t u8[4];
 	uint8_t u8_len;
@@ -389,7 +390,10 @@ static int on_value(void *user, const struct json_stream *js, const struct json_
 				plain(",");
 			}
 			ct.has_items |= bit;
-			if (key != NULL) {
+			if (key == NULL && (ct.is_object & bit) != 0u) {
+				/* Deeper than the tokenizer keeps keys (JSON_PATH_DEPTH): not shown. */
+				plain("\"...\":");
+			} else if (key != NULL) {
 				plain("\"");
 				text(key, klen);
 				plain(cut ? "...\":" : "\":");
@@ -401,6 +405,8 @@ static int on_value(void *user, const struct json_stream *js, const struct json_
 	case JSON_ARRAY_BEGIN:
 		plain(v->token == JSON_OBJECT_BEGIN ? "{" : "[");
 		ct.has_items &= ~((uint64_t)1 << depth);
+		ct.is_object = v->token == JSON_OBJECT_BEGIN ? ct.is_object | ((uint64_t)1 << depth)
+							    : ct.is_object & ~((uint64_t)1 << depth);
 		break;
 	case JSON_OBJECT_END:
 		plain("}");

@@ -8,8 +8,9 @@ Finds a Zephyr tree, then, with warnings as errors:
    Zephyr's footprint reports of the mps2/an385 image;
 2. runs Twister once over ``twister_tests/`` on native_sim/native/64 and mps2/an385 (the
    pytest-harness suites: the e2e files the simulator runs);
-3. prints a summary per image and per suite (with the stack use test_firmware_stacks
-   measured), and writes it to ``build/zephyr/summary.txt``.
+3. prints a summary per image (with the footprint report of rom_report/ram_report) and per
+   suite (with the stack use and Mbed TLS heap the firmware tests measured), and writes it to
+   ``build/zephyr/summary.txt``.
 
 Where the tree comes from, first match wins (:func:`find_tree`):
 
@@ -263,14 +264,23 @@ def image_size(build_dir: Path, log: Path) -> str:
 TWISTER_PLATFORMS = ("native_sim/native/64", "mps2/an385")
 
 
-def run_twister(tree: Tree, log: Path) -> Result:
-    """One Twister invocation over twister_tests/ on :data:`TWISTER_PLATFORMS`."""
-    outdir = OUT / "twister"
+def twister_command(tree: Tree, outdir: Path, scenarios: list[str] | None = None) -> list[str]:
+    """Twister over twister_tests/ on :data:`TWISTER_PLATFORMS`: every scenario, or only
+    @scenarios (their names in testcase.yaml)."""
     cmd = [sys.executable, str(tree.zephyr_base / "scripts" / "twister"),
            "-T", str(REPO / "twister_tests"), "--outdir", str(outdir),
            "--inline-logs", "-j", "2", "--no-detailed-test-id"]
     for platform in TWISTER_PLATFORMS:
         cmd += ["-p", platform]
+    for scenario in scenarios or ():
+        cmd += ["-s", scenario]
+    return cmd
+
+
+def run_twister(tree: Tree, log: Path, scenarios: list[str] | None = None) -> Result:
+    """One Twister invocation (:func:`twister_command`)."""
+    outdir = OUT / "twister"
+    cmd = twister_command(tree, outdir, scenarios)
     start = time.monotonic()
     with log.open("w") as out:
         out.write("$ " + " ".join(cmd) + "\n")
@@ -339,6 +349,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--images", nargs="*", default=None,
                         help="build only these images (names of IMAGES)")
     parser.add_argument("--no-twister", action="store_true", help="build only")
+    parser.add_argument("--scenarios", nargs="+", default=None,
+                        help="run only these Twister scenarios (e.g. the measuring ones: "
+                             "agent.e2e.qemu agent.e2e.qemu.stream agent.e2e.tls)")
     parser.add_argument("--find", action="store_true",
                         help="only say which tree the lane would use; exit 0 if there is one")
     args = parser.parse_args(argv)
@@ -366,10 +379,11 @@ def main(argv: list[str] | None = None) -> int:
         for line in result.lines:
             print("    " + line)
     if not args.no_twister:
-        for stale in OUT.glob("stacks-*.json"):
-            stale.unlink()
+        for pattern in ("stacks-*.json", "tls-heap-*.json"):
+            for stale in OUT.glob(pattern):
+                stale.unlink()
         say("twister: " + ", ".join(TWISTER_PLATFORMS))
-        result = run_twister(tree, logs / "twister.log")
+        result = run_twister(tree, logs / "twister.log", args.scenarios)
         result.lines += stack_summary()
         results.append(result)
         say(f"  {'ok' if result.ok else 'FAILED'} in {result.seconds:.0f} s: {result.detail}")
@@ -380,13 +394,20 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if ok else 1
 
 
-def stack_summary() -> list[str]:
-    """The stack use test_firmware_stacks measured on each platform (used of size, bytes)."""
+def stack_summary(out: Path = OUT) -> list[str]:
+    """The stack use the firmware tests measured on each platform and workload (used of size,
+    bytes: test_firmware_stacks, test_firmware_stream_stacks, test_firmware_tls_stacks), and
+    the peak of Mbed TLS's heap (test_firmware_tls_stacks)."""
     lines = []
-    for path in sorted(OUT.glob("stacks-*.json")):
+    for path in sorted(out.glob("stacks-*.json")):
         figures = json.loads(path.read_text())
         parts = [f"{name} {f['used']}/{f['size']}" for name, f in sorted(figures.items())]
         lines.append(f"stacks on {path.stem.removeprefix('stacks-')}: " + ", ".join(parts))
+    for path in sorted(out.glob("tls-heap-*.json")):
+        heap = json.loads(path.read_text())
+        lines.append(f"Mbed TLS heap on {path.stem.removeprefix('tls-heap-')}: peak "
+                     f"{heap['peak']} B in {heap['blocks']} blocks, with their "
+                     f"{heap['header']} B headers {heap['bound']} of {heap['size']} B")
     return lines
 
 

@@ -106,3 +106,29 @@ def test_image_size_from_the_linker_report(tmp_path: Path) -> None:
                    "           FLASH:      243380 B         4 MB      5.80%\n"
                    "             RAM:      896408 B         4 MB     21.37%\n")
     assert lane.image_size(tmp_path, log) == "FLASH 243380 B, RAM 896408 B"
+
+
+def test_stack_and_tls_heap_summary(tmp_path: Path) -> None:
+    (tmp_path / "stacks-mps2_an385-stream.json").write_text(
+        '{"agent worker": {"size": 16384, "used": 4048}, "shell_uart": {"size": 8192, '
+        '"used": 2648}}\n')
+    (tmp_path / "stacks-native_sim_native_64-tls.json").write_text(
+        '{"agent worker": {"size": 16384, "used": 9000}}\n')
+    (tmp_path / "tls-heap-native_sim_native_64.json").write_text(
+        '{"blocks": 210, "bound": 78400, "header": 64, "now": 0, "now_blocks": 0, '
+        '"peak": 64960, "size": 98304}\n')
+    assert lane.stack_summary(tmp_path) == [
+        "stacks on mps2_an385-stream: agent worker 4048/16384, shell_uart 2648/8192",
+        "stacks on native_sim_native_64-tls: agent worker 9000/16384",
+        ("Mbed TLS heap on native_sim_native_64: peak 64960 B in 210 blocks, with their 64 B "
+         "headers 78400 of 98304 B"),
+    ]
+
+
+def test_twister_command_runs_only_the_scenarios_asked(tmp_path: Path) -> None:
+    tree = lane.Tree(tmp_path / "zephyr", tmp_path, "test")
+    every = lane.twister_command(tree, tmp_path / "out")
+    assert "-s" not in every
+    only = lane.twister_command(tree, tmp_path / "out", ["agent.e2e.tls", "agent.e2e.qemu"])
+    assert only[: len(every)] == every
+    assert only[len(every):] == ["-s", "agent.e2e.tls", "-s", "agent.e2e.qemu"]

@@ -25,6 +25,7 @@
 #include <zephyr/kernel.h>
 
 #include "agent_port.h"
+#include "zephyr_port.h"
 
 #if defined(CONFIG_NET_SOCKETS)
 
@@ -232,6 +233,38 @@ static void net_port_string(uint16_t port, char *out)
 	*out = '\0';
 }
 
+#if defined(CONFIG_ARCH_POSIX)
+/*
+ * native_sim: the deepest stack a connect (with TLS, the handshake runs inside zsock_connect())
+ * and a name resolution took on the worker, per kind (zephyr_port.h). Host ABI figures, read by
+ * the `port_measure` shell command (port_measure.c) for tests/e2e/test_firmware_tls_stacks.py.
+ */
+static size_t net_connect_stack_entry[ZEPHYR_NET_STACK_KINDS];
+static size_t net_connect_stack_own[ZEPHYR_NET_STACK_KINDS];
+
+static void net_connect_stack_note(size_t kind, uintptr_t mark)
+{
+	size_t entry;
+	size_t own;
+
+	zephyr_stack_depth(mark, &entry, &own);
+	if (entry > net_connect_stack_entry[kind]) {
+		net_connect_stack_entry[kind] = entry;
+	}
+	if (own > net_connect_stack_own[kind]) {
+		net_connect_stack_own[kind] = own;
+	}
+}
+
+void zephyr_net_connect_stack(size_t entry[ZEPHYR_NET_STACK_KINDS], size_t own[ZEPHYR_NET_STACK_KINDS])
+{
+	for (size_t i = 0; i < ZEPHYR_NET_STACK_KINDS; i++) {
+		entry[i] = net_connect_stack_entry[i];
+		own[i] = net_connect_stack_own[i];
+	}
+}
+#endif
+
 static int net_connect_any(struct agent_net *net, const struct zsock_addrinfo *res, bool tls,
 			   const char *host, int64_t deadline_ms,
 			   const struct agent_cancel *cancel)
@@ -263,7 +296,17 @@ static int net_connect_any(struct agent_net *net, const struct zsock_addrinfo *r
 		(void)host;
 #endif
 		/* Blocking: Zephyr bounds the TCP connect and the TLS handshake itself. */
-		if (zsock_connect(sock, ai->ai_addr, ai->ai_addrlen) == 0) {
+#if defined(CONFIG_ARCH_POSIX)
+		uintptr_t mark = zephyr_stack_mark();
+		int rc = zsock_connect(sock, ai->ai_addr, ai->ai_addrlen);
+		int connect_errno = errno;
+
+		net_connect_stack_note(tls ? ZEPHYR_NET_STACK_TLS : ZEPHYR_NET_STACK_TCP, mark);
+		errno = connect_errno;
+#else
+		int rc = zsock_connect(sock, ai->ai_addr, ai->ai_addrlen);
+#endif
+		if (rc == 0) {
 			net->sock = sock;
 			return 0;
 		}
@@ -319,7 +362,15 @@ int agent_net_connect(struct agent_net **out, const char *host, uint16_t port, b
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_socktype = NET_SOCK_STREAM;
 	net_port_string(port, service);
-	if (zsock_getaddrinfo(host, service, &hints, &res) != 0) {
+#if defined(CONFIG_ARCH_POSIX)
+	uintptr_t mark = zephyr_stack_mark();
+	int found = zsock_getaddrinfo(host, service, &hints, &res);
+
+	net_connect_stack_note(ZEPHYR_NET_STACK_RESOLVE, mark);
+#else
+	int found = zsock_getaddrinfo(host, service, &hints, &res);
+#endif
+	if (found != 0) {
 		net_release(net);
 		return -EHOSTUNREACH;
 	}

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include <zephyr/kernel.h>
@@ -35,6 +36,11 @@ struct agent_thread {
 	agent_thread_fn fn;
 	void *user_data;
 	char name[THREAD_NAME_MAX];
+#if defined(CONFIG_ARCH_POSIX)
+	size_t host_stack_used; /* measured on the host stack (host_stack_paint()) */
+	uintptr_t host_top;	/* the entry's frame, from which the host stack is measured */
+	uintptr_t host_low;	/* the deepest address seen before a zephyr_stack_mark() */
+#endif
 };
 
 struct agent_mutex {
@@ -89,14 +95,98 @@ static __attribute__((noinline)) void scrub_host_stack(void)
 }
 #endif
 
+#if defined(CONFIG_ARCH_POSIX)
+/*
+ * The stack use of a thread on native_sim, where it runs on a host stack (x86-64 or i386
+ * frames: the host ABI's figure, not a Cortex-M one). Before the thread's function runs, the
+ * HOST_PAINT_BYTES below the entry's frame are painted with HOST_PAINT; after it returned, the
+ * lowest byte that no longer holds the paint is the deepest the function and its callees
+ * wrote (Zephyr's CONFIG_INIT_STACKS does the same on a Zephyr stack); zephyr_stack_mark()
+ * does the same below a frame inside the thread, for one call. The window is larger
+ * than CONFIG_AGENT_WORKER_STACK_SIZE so that a use above the configured size still shows.
+ * GUARD_BYTES stay unpainted for the painter's and the scanner's own frames.
+ */
+#define HOST_PAINT_BYTES (4u * CONFIG_AGENT_WORKER_STACK_SIZE)
+#define HOST_PAINT 0xaau
+#define GUARD_BYTES 512u
+
+static __attribute__((noinline)) void host_stack_paint(uintptr_t top)
+{
+	volatile unsigned char *low = (volatile unsigned char *)(top - GUARD_BYTES - HOST_PAINT_BYTES);
+
+	for (size_t i = 0; i < HOST_PAINT_BYTES; i++) {
+		low[i] = HOST_PAINT;
+	}
+}
+
+/* The lowest address below @top written since host_stack_paint(@top). */
+static __attribute__((noinline)) uintptr_t host_stack_deepest(uintptr_t top)
+{
+	const volatile unsigned char *low =
+		(const volatile unsigned char *)(top - GUARD_BYTES - HOST_PAINT_BYTES);
+	size_t i = 0;
+
+	while (i < HOST_PAINT_BYTES && low[i] == HOST_PAINT) {
+		i++;
+	}
+	return (uintptr_t)&low[i];
+}
+
+static struct agent_thread *current_agent_thread(void)
+{
+	k_tid_t self = k_current_get();
+
+	for (size_t slot = 0; slot < CONFIG_AGENT_THREAD_SLOTS; slot++) {
+		if (thread_table[slot].used && &thread_table[slot].thread == self) {
+			return &thread_table[slot];
+		}
+	}
+	return NULL;
+}
+
+__attribute__((noinline)) uintptr_t zephyr_stack_mark(void)
+{
+	uintptr_t mark = (uintptr_t)__builtin_frame_address(0);
+	struct agent_thread *thread = current_agent_thread();
+
+	/* The paint below goes over what the thread wrote so far: keep its deepest point. */
+	if (thread != NULL) {
+		uintptr_t deepest = host_stack_deepest(thread->host_top);
+
+		thread->host_low = deepest < thread->host_low ? deepest : thread->host_low;
+	}
+	host_stack_paint(mark);
+	return mark;
+}
+
+void zephyr_stack_depth(uintptr_t mark, size_t *below_entry, size_t *below_mark)
+{
+	struct agent_thread *thread = current_agent_thread();
+	uintptr_t deepest = host_stack_deepest(mark);
+
+	*below_mark = mark - deepest;
+	*below_entry = thread != NULL && deepest < thread->host_top ? thread->host_top - deepest : 0;
+}
+#endif
+
 static void thread_entry(void *p1, void *p2, void *p3)
 {
 	struct agent_thread *thread = p1;
 
 	(void)p2;
 	(void)p3;
+#if defined(CONFIG_ARCH_POSIX)
+	uintptr_t top = (uintptr_t)__builtin_frame_address(0);
+
+	thread->host_top = top;
+	thread->host_low = top;
+	host_stack_paint(top);
+#endif
 	thread->fn(thread->user_data);
 #if defined(CONFIG_ARCH_POSIX)
+	uintptr_t deepest = host_stack_deepest(top);
+
+	thread->host_stack_used = top - (deepest < thread->host_low ? deepest : thread->host_low);
 	scrub_host_stack();
 #endif
 }
@@ -129,6 +219,9 @@ int agent_thread_start(struct agent_thread **out, const char *name, size_t stack
 
 	thread->fn = fn;
 	thread->user_data = user_data;
+#if defined(CONFIG_ARCH_POSIX)
+	thread->host_stack_used = 0;
+#endif
 	thread->name[0] = '\0';
 	if (name != NULL) {
 		strncpy(thread->name, name, sizeof(thread->name) - 1u);
@@ -149,7 +242,8 @@ int agent_thread_start(struct agent_thread **out, const char *name, size_t stack
 	return 0;
 }
 
-#if defined(CONFIG_INIT_STACKS) && defined(CONFIG_THREAD_STACK_INFO) && !defined(CONFIG_ARCH_POSIX)
+#if (defined(CONFIG_INIT_STACKS) && defined(CONFIG_THREAD_STACK_INFO)) || \
+	defined(CONFIG_ARCH_POSIX)
 #define STACK_PEAK_MEASURED 1
 /* The most stack a joined thread of the port has used, in bytes (see stack_peak_note()). */
 static size_t stack_peak_bytes;
@@ -161,9 +255,16 @@ static size_t stack_peak_bytes;
  * How much of @thread's stack it has used so far. CONFIG_INIT_STACKS fills each stack with a
  * known byte when the thread is created; k_thread_stack_space_get() counts the bytes still
  * holding it, which stays valid after the thread returned, until its slot is reused.
- * native_sim runs every thread on a host stack and leaves the Zephyr one untouched.
+ * native_sim runs every thread on a host stack and leaves the Zephyr one untouched: there the
+ * figure is the host stack's, which thread_entry() paints and reads (host_stack_paint()).
  */
-#if STACK_PEAK_MEASURED
+#if STACK_PEAK_MEASURED && defined(CONFIG_ARCH_POSIX)
+static size_t stack_used(struct agent_thread *thread)
+{
+	/* Set when the thread's function returned; 0 while it runs. */
+	return thread->host_stack_used;
+}
+#elif STACK_PEAK_MEASURED
 static size_t stack_used(struct agent_thread *thread)
 {
 	size_t unused = 0;

@@ -51,4 +51,20 @@ struct zephyr_heap_walk {
  */
 void zephyr_heap_walk(struct sys_heap *heap, struct zephyr_heap_walk *out);
 
+#if defined(CONFIG_ARCH_POSIX)
+/*
+ * The stack one call takes on native_sim's host stack (thread.c): zephyr_stack_mark() paints
+ * below its caller's frame and returns the mark; zephyr_stack_depth(mark, ...) after the call
+ * gives the deepest point reached since then, in bytes below the current agent thread's entry
+ * (0 on another thread) and below the mark (the call's own use). net.c measures the connect
+ * (with TLS, the handshake) so. The thread's own figure keeps what the paint covered.
+ */
+uintptr_t zephyr_stack_mark(void);
+void zephyr_stack_depth(uintptr_t mark, size_t *below_entry, size_t *below_mark);
+/* The deepest call of each kind so far (net.c): below the worker's entry (@entry) and the
+ * call's own (@own). */
+enum { ZEPHYR_NET_STACK_TCP, ZEPHYR_NET_STACK_TLS, ZEPHYR_NET_STACK_RESOLVE, ZEPHYR_NET_STACK_KINDS };
+void zephyr_net_connect_stack(size_t entry[ZEPHYR_NET_STACK_KINDS], size_t own[ZEPHYR_NET_STACK_KINDS]);
+#endif
+
 #endif /* AGENT_ZEPHYR_PORT_H */

@@ -8,7 +8,10 @@ stream.conf; nothing of it is in the product image). Its routes
 (twister_tests/agent/CMakeLists.txt) are ROUTES below: each `agent ask` here sends the HTTP
 request, reads the chunked SSE body, parses the provider's JSON and handles the tool calls on
 the worker's stack, and its output must be the plain reading of the recording
-(test_ask.check_turn). Then `agent status` gives the worker's
+(test_ask.check_turn). The recorded tools are not the device's (the loop refuses them), so two
+more `agent ask`s, one per API, play the /tools/ dialogue of twister_tests/agent/
+stream_dialogue.py: tool_search and storage_list run on the worker between three streamed
+requests. Then `agent status` gives the worker's
 high-water mark and `kernel thread stacks` the others'; the figures go to
 build/zephyr/stacks-<platform>-stream.json (scripts/zephyr_lane.py prints every
 stacks-*.json), and each sized stack must keep a quarter free. No TLS in this image.
@@ -16,10 +19,17 @@ stacks-*.json), and each sized stack must keep a quarter free. No TLS in this im
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+
 import pytest
 from agent_host.testserver import expected_outcome, fixtures_dir
 from test_ask import check_turn
 from test_firmware_stacks import measure_stacks
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "twister_tests" / "agent"))
+from stream_dialogue import ANSWER, CALLS
 
 END = b"[Esc or Ctrl-X returns to the shell]"
 BASE = "http://192.0.2.1:8080"
@@ -59,5 +69,18 @@ def test_worker_stack_through_the_stream_path(sims) -> None:  # type: ignore[no-
         assert isinstance(turns, list) and len(turns) == 1
         check_turn(lines, expected, turns[0])
         print(path, recording, lines)
+    # Device tools between streamed requests: the /tools/ dialogue (stream_dialogue.py) calls
+    # tool_search, then storage_list, then answers; both tools run on the worker.
+    for api_path in ("/tools/v1/chat/completions", "/tools/v1/responses"):
+        assert dut.exec_command(f"agent config endpoint {BASE}{api_path}")[0].startswith(
+            "endpoint set")
+        lines = ask(dut, "list the files")
+        want = []
+        for name, args in CALLS:
+            want += [f"[tool call] {name} {json.dumps(args, separators=(',', ':'))}",
+                     f"[tool] {name}: done"]
+        assert lines[: len(want)] == want, lines
+        assert ANSWER in lines, lines
+        print(api_path, lines)
 
     measure_stacks(dut, sims, "-stream")

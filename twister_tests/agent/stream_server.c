@@ -132,6 +132,36 @@ static const char *read_request(int sock)
 	return path;
 }
 
+/*
+ * The route for @path. A path may have several routes (a dialogue: stream_dialogue.py): its
+ * n-th request gets the n-th of them, in table order, then the first again.
+ */
+static unsigned int route_hits[STREAM_SERVER_ROUTES];
+
+static const struct stream_server_route *pick_route(const char *path)
+{
+	size_t first = STREAM_SERVER_ROUTES;
+	size_t count = 0;
+	size_t want;
+
+	for (size_t i = 0; path != NULL && i < STREAM_SERVER_ROUTES; i++) {
+		if (strcmp(path, stream_server_routes[i].path) == 0) {
+			first = count == 0 ? i : first;
+			count++;
+		}
+	}
+	if (count == 0) {
+		return NULL;
+	}
+	want = route_hits[first]++ % count;
+	for (size_t i = first; i < STREAM_SERVER_ROUTES; i++) {
+		if (strcmp(path, stream_server_routes[i].path) == 0 && want-- == 0) {
+			return &stream_server_routes[i];
+		}
+	}
+	return NULL;
+}
+
 static void answer(int sock, const struct stream_server_route *route)
 {
 	if (route == NULL) {
@@ -211,11 +241,7 @@ static void stream_server(void *a, void *b, void *c)
 			continue;
 		}
 		path = read_request(sock);
-		for (size_t i = 0; path != NULL && i < STREAM_SERVER_ROUTES; i++) {
-			if (strcmp(path, stream_server_routes[i].path) == 0) {
-				route = &stream_server_routes[i];
-			}
-		}
+		route = pick_route(path);
 		if (path != NULL) {
 			answer(sock, route);
 		}

@@ -37,6 +37,10 @@ PLACED: dict[str, tuple[str, ...]] = {
     "agent/shell/agent_chat.c": ("chat_text", "answer"),
     "agent/shell/agent_ask.c": ("ask_text",),
     "agent/shell/agent_script_cmd.c": ("run_text", "script_out"),
+    "tools/storage_path.c": ("found",),
+    "modules/module_restore.c": ("report",),
+    "agent/store/conv_history.c": ("hc",),
+    "agent/store/conv_slots.c": ("open_summary",),
 }
 CORE_DIRS = ("agent/state", "agent/wire", "tools", "script", "modules", "agent/store",
              "agent/provider", "agent/request", "agent/shell", "agent/mgmt")

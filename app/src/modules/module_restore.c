@@ -18,7 +18,7 @@
 #include "module_tool_status.h"
 #include "module_tools.h"
 
-static struct module_boot_report report;
+static struct module_boot_report report AGENT_PSRAM_ATTR;
 static bool (*request_active_fn)(void);
 static int replay_index = -1;
 

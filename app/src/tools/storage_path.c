@@ -251,7 +251,7 @@ static int refuse_reserved(struct tool_ctx *ctx, const struct reserved *r)
 int storage_path_resolve(struct tool_ctx *ctx, const char *path, size_t len,
 			 char out[STORAGE_PATH_MAX + 1])
 {
-	static struct reserved found; /* the tools run one at a time on the agent worker */
+	static struct reserved found AGENT_PSRAM_ATTR; /* tools run one at a time, on the worker */
 	const char *cwd = ctx->cwd;
 	size_t n = 0;
 

@@ -205,7 +205,7 @@ static int history_fill(struct conv_scan *s, struct history_ctx *hc)
 
 int conv_store_history(uint8_t slot, struct conv_history *out)
 {
-	static struct history_ctx hc; /* under the lock; keeps the stack small */
+	static struct history_ctx hc AGENT_PSRAM_ATTR; /* under the lock; off the stack */
 	char path[CONV_PATH_BYTES];
 	struct conv_scan s;
 	uint8_t *buf;

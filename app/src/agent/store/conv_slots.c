@@ -200,7 +200,7 @@ int conv_store_create(struct conv_handle *h, const struct conv_meta *meta)
 int conv_store_open(struct conv_handle *h, uint8_t slot)
 {
 	struct conv_summary *sum;
-	static struct conv_summary open_summary; /* under the lock; keeps the stack small */
+	static struct conv_summary open_summary AGENT_PSRAM_ATTR; /* under the lock; off the stack */
 	uint8_t *buf;
 	int err;
 

@@ -197,10 +197,16 @@ static void on_text(void *user, const char *text, size_t len)
 /* The arguments of the calls each request showed, in the order they came. */
 static char shown_args[3][64];
 static size_t shown_count;
+static char first_args[CONFIG_AGENT_TOOL_ARGS_MAX_LEN + 1]; /* the first call's, whole */
+static size_t first_args_len;
 
 static void on_call(void *user, const char *name, const char *a, size_t len)
 {
 	(void)user;
+	if (shown_count == 0) {
+		memcpy(first_args, a, len);
+		first_args_len = len;
+	}
 	if (shown_count < 3) {
 		snprintf(shown_args[shown_count++], sizeof(shown_args[0]), "%.*s", (int)len, a);
 	}
@@ -623,6 +629,23 @@ static void use_responses(void)
 	api_path = "/v1/responses";
 }
 
+/* The stream path's pool of argument blocks (provider.c), by name. */
+static int find_stream_pool(const struct agent_pool_stats *st, void *user)
+{
+	if (strcmp(st->name, "stream") == 0) {
+		*(struct agent_pool_stats *)user = *st;
+		return 1;
+	}
+	return 0;
+}
+
+static int stream_pool_stats(struct agent_pool_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	agent_pool_foreach(find_stream_pool, out);
+	return out->name != NULL ? 0 : -ENOENT;
+}
+
 static void use_chat(void)
 {
 	api_path = "/v1/chat/completions";
@@ -964,7 +987,8 @@ static void test_an_answer_that_is_not_an_event_stream(void **state)
 
 /*
  * Text that comes before what says where it belongs (Chat: the choice's index; Responses:
- * the event's type, as with sorted keys) waits in a 4095-byte buffer: up to that it is shown
+ * the event's type, as with sorted keys) waits in the pre-type block
+ * (CONFIG_AGENT_PROVIDER_PRETYPE_BYTES, 1024): up to that it is shown
  * whole; beyond it the turn ends with a line saying what was not shown, cut between
  * characters. Before, the rest was dropped without a word.
  */
@@ -1005,27 +1029,137 @@ static void text_before_its_key(bool responses, size_t len, const char *tail, in
 	}
 }
 
+/*
+ * Arguments that come before what says where they belong. Chat with sorted keys (the
+ * element's index after its function): up to 4095 bytes, held in the tool loop's buffer, so
+ * the stream path takes no block. Responses with sorted keys: a done event's whole arguments
+ * wait in the pre-type block (CONFIG_AGENT_PROVIDER_PRETYPE_BYTES); beyond it the deltas'
+ * text stands when it matches, else the call fails saying why.
+ */
+static void sorted_args(char *text, size_t len)
+{
+	repeat(text, 'a', len);
+}
+
+static void test_arguments_before_their_key(void **state)
+{
+	static char stream[3 * 4200 + 2000];
+	static char text[4200];
+	const char *answers[] = {stream};
+	const size_t n = CONFIG_AGENT_PROVIDER_PRETYPE_BYTES;
+	struct agent_pool_stats before;
+	struct agent_pool_stats after;
+	char want[200];
+
+	(void)state;
+	/* Chat, sorted keys, 4095 bytes in one element: shown whole, no stream block taken. */
+	sorted_args(text, 4095);
+	snprintf(stream, sizeof(stream),
+		 "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"function\":{\"arguments\":"
+		 "\"%s\",\"name\":\"system_status\"},\"id\":\"c1\",\"index\":0,"
+		 "\"type\":\"function\"}]},\"index\":0}]}\n\n"
+		 "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"tool_calls\",\"index\":0}]}"
+		 "\n\ndata: [DONE]\n\n",
+		 text);
+	assert_int_equal(stream_pool_stats(&before), 0);
+	server_start(answers, 1);
+	(void)run(4);
+	server_stop();
+	assert_int_equal(stream_pool_stats(&after), 0);
+	assert_int_equal(first_args_len, 4095);
+	assert_memory_equal(first_args, text, 4095);
+	assert_int_equal(after.written_peak_bytes, before.written_peak_bytes);
+	assert_int_equal(after.blocks_free_min, before.blocks_free_min);
+
+	/* Responses, sorted keys, the done event alone: n bytes whole, n + 1 refused. */
+	use_responses();
+	for (size_t len = n; len <= n + 1; len++) {
+		sorted_args(text, len);
+		snprintf(stream, sizeof(stream),
+			 R_CREATED("resp_s") "data: {\"item\":{\"arguments\":\"\",\"call_id\":\"c1\","
+			 "\"id\":\"fc_1\",\"name\":\"system_status\",\"type\":\"function_call\"},"
+			 "\"output_index\":0,\"type\":\"response.output_item.added\"}\n\n"
+			 "data: {\"arguments\":\"%s\",\"item_id\":\"fc_1\",\"output_index\":0,"
+			 "\"type\":\"response.function_call_arguments.done\"}\n\n"
+			 "data: {\"item\":{\"call_id\":\"c1\",\"id\":\"fc_1\",\"name\":\"system_status\","
+			 "\"type\":\"function_call\"},\"output_index\":0,"
+			 "\"type\":\"response.output_item.done\"}\n\n" R_COMPLETED("resp_s"),
+			 text);
+		server_start(answers, 1);
+		(void)run(4);
+		server_stop();
+		if (len == n) {
+			assert_int_equal(first_args_len, n);
+			assert_memory_equal(first_args, text, n);
+		} else {
+			snprintf(want, sizeof(want),
+				 "tool call arguments came before their event's type or index and exceed the "
+				 "%zu-byte buffer for such text",
+				 n);
+			assert_string_equal(last_error, want);
+		}
+	}
+	/* 4000 bytes in deltas (type first), repeated whole in the done event with sorted keys:
+	 * the deltas' text stands. */
+	sorted_args(text, 4000);
+	{
+		int used = snprintf(stream, sizeof(stream),
+				    R_CREATED("resp_d") "data: {\"type\":\"response.output_item.added\","
+				    "\"output_index\":0,\"item\":{\"type\":\"function_call\","
+				    "\"id\":\"fc_1\",\"call_id\":\"c1\",\"name\":\"system_status\","
+				    "\"arguments\":\"\"}}\n\n");
+
+		for (int i = 0; i < 4; i++) {
+			used += snprintf(stream + used, sizeof(stream) - (size_t)used,
+					 "data: {\"type\":\"response.function_call_arguments.delta\","
+					 "\"output_index\":0,\"item_id\":\"fc_1\",\"delta\":\"%.1000s\"}"
+					 "\n\n",
+					 text);
+		}
+		snprintf(stream + used, sizeof(stream) - (size_t)used,
+			 "data: {\"arguments\":\"%s\",\"item_id\":\"fc_1\",\"output_index\":0,"
+			 "\"type\":\"response.function_call_arguments.done\"}\n\n"
+			 "data: {\"item\":{\"call_id\":\"c1\",\"id\":\"fc_1\",\"name\":\"system_status\","
+			 "\"type\":\"function_call\"},\"output_index\":0,"
+			 "\"type\":\"response.output_item.done\"}\n\n" R_COMPLETED("resp_d"),
+			 text);
+	}
+	server_start(answers, 1);
+	(void)run(4);
+	server_stop();
+	use_chat();
+	assert_int_equal(first_args_len, 4000);
+	assert_memory_equal(first_args, text, 4000);
+	assert_null(strstr(last_error, "came before"));
+}
+
 static void test_text_before_its_key_is_shown_or_its_cut_reported(void **state)
 {
+	const size_t n = CONFIG_AGENT_PROVIDER_PRETYPE_BYTES;
+
 	(void)state;
 	for (int r = 0; r <= 1; r++) {
 		const char *chat = "text cut: a piece of the answer came before its choice's index "
-				   "and exceeds the 4095-byte buffer; not shown: ";
+				   "and exceeds the %zu-byte buffer; not shown: %s";
 		const char *resp = "text cut: a piece of the answer came before its event's type and "
-				   "exceeds the 4095-byte buffer; not shown: ";
+				   "exceeds the %zu-byte buffer; not shown: %s";
+		char counts[40];
 		char line[300];
 
-		text_before_its_key(r, 4095, "", 0, "");
-		snprintf(line, sizeof(line), "%s1 of 4096 bytes", r ? resp : chat);
-		text_before_its_key(r, 4096, "", -EIO, line);
-		assert_int_equal(answer_len, 4095);
-		snprintf(line, sizeof(line), "%s4097 of 8192 bytes", r ? resp : chat);
-		text_before_its_key(r, 8192, "", -EIO, line);
-		assert_int_equal(answer_len, 4095);
-		/* 4094 bytes and a 2-byte character: the character is not cut in half. */
-		snprintf(line, sizeof(line), "%s2 of 4096 bytes", r ? resp : chat);
-		text_before_its_key(r, 4094, "\xc3\xa9", -EIO, line);
-		assert_int_equal(answer_len, 4094);
+		text_before_its_key(r, n, "", 0, "");
+		snprintf(counts, sizeof(counts), "1 of %zu bytes", n + 1);
+		snprintf(line, sizeof(line), r ? resp : chat, n, counts);
+		text_before_its_key(r, n + 1, "", -EIO, line);
+		assert_int_equal(answer_len, n);
+		snprintf(counts, sizeof(counts), "%zu of %zu bytes", n + 2, 2 * n + 2);
+		snprintf(line, sizeof(line), r ? resp : chat, n, counts);
+		text_before_its_key(r, 2 * n + 2, "", -EIO, line);
+		assert_int_equal(answer_len, n);
+		/* n - 1 bytes and a 2-byte character: the character is not cut in half. */
+		snprintf(counts, sizeof(counts), "2 of %zu bytes", n + 1);
+		snprintf(line, sizeof(line), r ? resp : chat, n, counts);
+		text_before_its_key(r, n - 1, "\xc3\xa9", -EIO, line);
+		assert_int_equal(answer_len, n - 1);
 	}
 }
 
@@ -1203,6 +1337,7 @@ int main(void)
 		cmocka_unit_test_setup(test_text_before_its_key_is_shown_or_its_cut_reported, each),
 		cmocka_unit_test_setup(test_chat_length_and_content_filter_are_incomplete, each),
 		cmocka_unit_test_setup(test_a_later_call_finished_first_keeps_each_calls_arguments, each),
+		cmocka_unit_test_setup(test_arguments_before_their_key, each),
 		cmocka_unit_test_setup(test_an_empty_responses_turn_is_retried_once, each),
 		cmocka_unit_test_setup(test_reasoning_tokens_add_up, each),
 		cmocka_unit_test(test_history_exchange_sizes_sweep),

@@ -19,13 +19,17 @@
  * each field takes a block at its first byte and gives it back when done, so a turn holds
  * blocks only while such text is on its way. One block per field: a field never waits.
  */
-#define STREAM_BLOCK_BYTES ((PROVIDER_CALL_ARGS_BYTES + 7) & ~7)
-#define STREAM_BLOCKS	   (2 + PROVIDER_CALL_SLOTS)
+#define STREAM_BLOCK_BYTES  ((PROVIDER_CALL_ARGS_BYTES + 7) & ~7)
+#define STREAM_BLOCKS	    PROVIDER_CALL_SLOTS
+#define PRETYPE_BLOCKS	    2 /* pending and aux */
+#define PRETYPE_BLOCK_BYTES ((CONFIG_AGENT_PROVIDER_PRETYPE_BYTES + 1 + 7) & ~7)
 #define BODY_BYTES	   ((CONFIG_AGENT_PROVIDER_REQUEST_BODY_SIZE + 7) & ~7)
 
 static uint8_t stream_buf[STREAM_BLOCKS * STREAM_BLOCK_BYTES] AGENT_PSRAM_ATTR;
+static uint8_t pretype_buf[PRETYPE_BLOCKS * PRETYPE_BLOCK_BYTES] AGENT_PSRAM_ATTR;
 static uint8_t body_buf[BODY_BYTES] AGENT_PSRAM_ATTR;
 static struct agent_pool *stream_pool;
+static struct agent_pool *pretype_pool;
 static struct agent_pool *body_pool;
 static struct provider_turn turn;
 /* The whole provider request, streaming included (a test hook may shorten it). */
@@ -182,6 +186,19 @@ int turn_emit_error(struct provider_turn *t, enum provider_error kind, const cha
 	return t->stop;
 }
 
+bool turn_caller_args_free(const struct provider_turn *t)
+{
+	if (t->caller_args == NULL || t->call_seen || t->aux.buf == t->caller_args) {
+		return false;
+	}
+	for (size_t i = 0; i < PROVIDER_CALL_SLOTS; i++) {
+		if (t->calls[i].used && t->calls[i].args.buf == t->caller_args) {
+			return false;
+		}
+	}
+	return true;
+}
+
 static struct call_slot *caller_args_holder(struct provider_turn *t)
 {
 	for (size_t i = 0; i < PROVIDER_CALL_SLOTS; i++) {
@@ -205,6 +222,16 @@ static void lend_caller_args(struct provider_turn *t, struct call_slot *slot)
 
 	if (t->caller_args == NULL || slot->args.buf == t->caller_args) {
 		return;
+	}
+	if (t->aux.buf == t->caller_args) {
+		/* An element's arguments wait there: they move to a pre-type block (cut there). */
+		struct capture moved;
+
+		capture_init_block(&moved, pretype_pool, CONFIG_AGENT_PROVIDER_PRETYPE_BYTES);
+		capture_add(&moved, t->aux.buf, t->aux.len);
+		moved.truncated = moved.truncated || t->aux.truncated;
+		moved.lost += t->aux.lost;
+		t->aux = moved;
 	}
 	holder = caller_args_holder(t);
 	block = slot->args.buf;
@@ -247,6 +274,15 @@ int turn_emit_call(struct provider_turn *t, struct call_slot *slot)
 		return t->stop;
 	}
 	slot->emitted = true;
+	if (slot->args_pretype_cut) {
+		char line[PROVIDER_LINE_MAX];
+
+		snprintf(line, sizeof(line),
+			 "tool call arguments came before their event's type or index and exceed "
+			 "the %d-byte buffer for such text",
+			 CONFIG_AGENT_PROVIDER_PRETYPE_BYTES);
+		return turn_emit_error(t, PROVIDER_ERR_LIMIT, line);
+	}
 	if (slot->args.truncated) {
 		return turn_emit_error(t, PROVIDER_ERR_LIMIT,
 				       "tool call arguments exceed the limit of 4095 bytes");
@@ -280,7 +316,7 @@ int turn_emit_pending(struct provider_turn *t, bool reasoning, const char *what)
 	snprintf(line, sizeof(line),
 		 "text cut: a piece of the answer came before %s and exceeds the %d-byte "
 		 "buffer; not shown: %u of %u bytes",
-		 what, CONFIG_AGENT_TOOL_ARGS_MAX_LEN, (unsigned int)p->lost,
+		 what, CONFIG_AGENT_PROVIDER_PRETYPE_BYTES, (unsigned int)p->lost,
 		 (unsigned int)(p->len + p->lost));
 	return turn_emit_error(t, PROVIDER_ERR_LIMIT, line);
 }
@@ -385,7 +421,8 @@ struct call_slot *turn_call_find(struct provider_turn *t, int32_t key, const cha
 	snprintf(free_slot->item_id, sizeof(free_slot->item_id), "%s",
 		 item_id != NULL ? item_id : "");
 	capture_reset(&free_slot->args);
-	if (t->caller_args != NULL && !t->call_seen && caller_args_holder(t) == NULL) {
+	free_slot->args_pretype_cut = false;
+	if (turn_caller_args_free(t)) {
 		capture_init(&free_slot->args, t->caller_args, CONFIG_AGENT_TOOL_ARGS_MAX_LEN);
 	} else {
 		capture_init_block(&free_slot->args, stream_pool, CONFIG_AGENT_TOOL_ARGS_MAX_LEN);
@@ -393,12 +430,22 @@ struct call_slot *turn_call_find(struct provider_turn *t, int32_t key, const cha
 	return free_slot;
 }
 
+void turn_aux_reset(struct provider_turn *t)
+{
+	if (t->aux.buf == t->caller_args && t->caller_args != NULL) {
+		/* The tool loop's buffer is not a block: aux lets go of it, nothing to free. */
+		capture_init_block(&t->aux, pretype_pool, CONFIG_AGENT_PROVIDER_PRETYPE_BYTES);
+	} else {
+		capture_reset(&t->aux);
+	}
+}
+
 void turn_event_reset(struct provider_turn *t)
 {
 	capture_reset(&t->type_cap);
 	capture_reset(&t->item_id_cap);
 	capture_reset(&t->pending);
-	capture_reset(&t->aux);
+	turn_aux_reset(t);
 	capture_reset(&t->item_type_cap);
 	capture_reset(&t->call_id_cap);
 	capture_reset(&t->name_cap);
@@ -767,8 +814,8 @@ static void turn_init(struct provider_turn *t, const struct provider_request *re
 	capture_init(&t->status_cap, t->status, FIELD_SMALL);
 	capture_init(&t->reason_cap, t->reason, FIELD_SMALL);
 	capture_init(&t->response_id_cap, t->response_id, PROVIDER_ID_MAX);
-	capture_init_block(&t->pending, stream_pool, CONFIG_AGENT_TOOL_ARGS_MAX_LEN);
-	capture_init_block(&t->aux, stream_pool, CONFIG_AGENT_TOOL_ARGS_MAX_LEN);
+	capture_init_block(&t->pending, pretype_pool, CONFIG_AGENT_PROVIDER_PRETYPE_BYTES);
+	capture_init_block(&t->aux, pretype_pool, CONFIG_AGENT_PROVIDER_PRETYPE_BYTES);
 	for (size_t i = 0; i < PROVIDER_CALL_SLOTS; i++) {
 		capture_init_block(&t->calls[i].args, stream_pool, CONFIG_AGENT_TOOL_ARGS_MAX_LEN);
 	}
@@ -785,7 +832,7 @@ static void turn_release(struct provider_turn *t)
 {
 	body_release(t);
 	capture_reset(&t->pending);
-	capture_reset(&t->aux);
+	turn_aux_reset(t);
 	for (size_t i = 0; i < PROVIDER_CALL_SLOTS; i++) {
 		if (t->calls[i].args.pool != NULL) {
 			capture_reset(&t->calls[i].args);
@@ -803,6 +850,10 @@ int provider_init(void)
 		err = agent_pool_init(&stream_pool, "stream", stream_buf, STREAM_BLOCK_BYTES,
 				      STREAM_BLOCKS, AGENT_MEM_PSRAM);
 	}
+	if (err == 0 && pretype_pool == NULL) {
+		err = agent_pool_init(&pretype_pool, "pretype", pretype_buf, PRETYPE_BLOCK_BYTES,
+				      PRETYPE_BLOCKS, AGENT_MEM_PSRAM);
+	}
 	if (err == 0 && body_pool == NULL) {
 		err = agent_pool_init(&body_pool, "request", body_buf, BODY_BYTES, 1,
 				      AGENT_MEM_PSRAM);
@@ -818,6 +869,10 @@ void provider_memory_get(struct provider_memory *out)
 	if (stream_pool != NULL && agent_pool_stats_get(stream_pool, &s) == 0) {
 		out->stream_held_peak = s.held_peak_bytes;
 		out->stream_written_peak = s.written_peak_bytes;
+	}
+	if (pretype_pool != NULL && agent_pool_stats_get(pretype_pool, &s) == 0) {
+		out->stream_held_peak += s.held_peak_bytes;
+		out->stream_written_peak += s.written_peak_bytes;
 	}
 	if (body_pool != NULL && agent_pool_stats_get(body_pool, &s) == 0) {
 		out->body_held_peak = s.held_peak_bytes;

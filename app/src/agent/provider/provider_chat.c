@@ -55,12 +55,13 @@ static void element_begin(struct provider_turn *t)
 	t->element_index = -1;
 	capture_reset(&t->call_id_cap);
 	capture_reset(&t->name_cap);
-	capture_reset(&t->aux);
+	turn_aux_reset(t);
 }
 
 /*
  * Arguments of a tool_calls element: straight into its call when the choice and the element's
- * index came first (the usual order), else held in aux until the element ends.
+ * index came first (the usual order), else held in aux until the element ends: in the tool
+ * loop's buffer while no call has it (the element then takes it over), else in a block.
  */
 static void call_arguments(struct provider_turn *t, const struct json_value *v)
 {
@@ -74,6 +75,9 @@ static void call_arguments(struct provider_turn *t, const struct json_value *v)
 		}
 		capture_add(&slot->args, v->text, v->len);
 		return;
+	}
+	if (t->aux.len == 0 && !t->aux.truncated && turn_caller_args_free(t)) {
+		capture_init(&t->aux, t->caller_args, CONFIG_AGENT_TOOL_ARGS_MAX_LEN);
 	}
 	capture_add(&t->aux, v->text, v->len);
 }
@@ -97,9 +101,19 @@ static void element_end(struct provider_turn *t, const struct json_stream *js)
 		memcpy(slot->name, t->name, t->name_cap.len + 1);
 		slot->name_len = t->name_cap.len;
 	}
+	if (t->caller_args != NULL && t->aux.buf == t->caller_args && slot->args.len == 0 &&
+	    !slot->args.truncated) {
+		/* The arguments are in the tool loop's buffer already: the call takes it over. */
+		capture_reset(&slot->args);
+		slot->args = t->aux;
+		turn_aux_reset(t);
+		return;
+	}
 	capture_add(&slot->args, t->aux.buf, t->aux.len);
 	if (t->aux.truncated) {
 		slot->args.truncated = true;
+		/* cut at the pre-type block rather than at the limit of 4095 bytes */
+		slot->args_pretype_cut = t->aux.pool != NULL;
 	}
 }
 

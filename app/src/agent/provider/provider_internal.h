@@ -43,6 +43,7 @@ struct call_slot {
 	char name[PROVIDER_NAME_MAX + 1];
 	size_t name_len; /* the name may hold a NUL: its length, not strlen() */
 	struct capture args;
+	bool args_pretype_cut; /* they came before their event's type and did not fit its block */
 };
 
 struct provider_turn;
@@ -82,7 +83,7 @@ struct provider_turn {
 	/* PENDING_STREAMED: nothing held, this event's final text streams straight out. */
 	enum { PENDING_NONE, PENDING_DELTA, PENDING_TEXT, PENDING_ARGS, PENDING_ITEM_ARGS,
 	       PENDING_REASONING, PENDING_STREAMED } pending_kind;
-	struct capture aux; /* Chat: arguments of one tool_calls element */
+	struct capture aux; /* Chat: arguments of one tool_calls element before its index */
 	/* Item fields (Responses output_item.*) and Chat tool_calls element fields. */
 	char item_type[FIELD_SMALL + 1];
 	struct capture item_type_cap;
@@ -154,6 +155,10 @@ bool turn_name_fits(struct provider_turn *t, const struct capture *name);
 struct call_slot *turn_call_find(struct provider_turn *t, int32_t key, const char *item_id,
 				 bool create);
 void turn_event_reset(struct provider_turn *t);
+/* Empty aux; when it held the tool loop's buffer, it lets go of it. */
+void turn_aux_reset(struct provider_turn *t);
+/* The tool loop's buffer is there and neither a call nor aux holds it (no call emitted yet). */
+bool turn_caller_args_free(const struct provider_turn *t);
 
 /* Request bodies. */
 int provider_responses_body(const struct provider_request *req, struct json_writer *w);

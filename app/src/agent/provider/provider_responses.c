@@ -276,6 +276,26 @@ static struct call_slot *item_added(struct provider_turn *t)
 	return slot;
 }
 
+/*
+ * Whole arguments held while their event's type was not known yet replace what the deltas
+ * built. When they were cut at the pre-type block, the deltas' text stands if it is as long
+ * and begins the same (the usual case: the done event repeats the deltas); else the call
+ * fails, saying why.
+ */
+static void args_from_pending(struct provider_turn *t, struct call_slot *slot)
+{
+	const struct capture *p = &t->pending;
+
+	if (p->truncated && !slot->args.truncated && slot->args.len == p->len + p->lost &&
+	    memcmp(slot->args.buf, p->buf, p->len) == 0) {
+		return;
+	}
+	capture_reset(&slot->args);
+	capture_add(&slot->args, p->buf, p->len);
+	slot->args.truncated = p->truncated;
+	slot->args_pretype_cut = p->truncated;
+}
+
 static void item_done(struct provider_turn *t)
 {
 	struct call_slot *slot = item_added(t);
@@ -285,9 +305,7 @@ static void item_done(struct provider_turn *t)
 	}
 	/* The finished item carries the whole arguments: they win over what deltas built. */
 	if (t->pending_kind == PENDING_ITEM_ARGS) {
-		capture_reset(&slot->args);
-		capture_add(&slot->args, t->pending.buf, t->pending.len);
-		slot->args.truncated = t->pending.truncated;
+		args_from_pending(t, slot);
 	}
 	turn_emit_call(t, slot);
 }
@@ -316,14 +334,13 @@ static int on_event_end(struct provider_turn *t)
 			capture_add(&slot->args, t->pending.buf, t->pending.len);
 			if (t->pending.truncated) {
 				slot->args.truncated = true; /* reported when the call is emitted */
+				slot->args_pretype_cut = true;
 			}
 		}
 	} else if (type_is(t, "response.function_call_arguments.done")) {
 		slot = delta_call(t);
 		if (slot != NULL && t->pending_kind == PENDING_ARGS) {
-			capture_reset(&slot->args);
-			capture_add(&slot->args, t->pending.buf, t->pending.len);
-			slot->args.truncated = t->pending.truncated;
+			args_from_pending(t, slot);
 		}
 	} else if (type_is(t, "response.output_item.added")) {
 		item_added(t);

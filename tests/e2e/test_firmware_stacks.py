@@ -11,7 +11,8 @@ The workload covers the four threads the agent sizes (app/prj.conf, app/Kconfig)
 - the MCUmgr work queue: SMP requests of the agent group sent on the console (a settings
   write, the status, the conversation list), which run the group's handlers on its stack;
 - the worker: an `agent ask` (on a target without a network it ends at the connection, so
-  the TLS and streaming parts are not measured there: docs/zephyr-port.md, "Stacks");
+  the TLS and streaming parts are measured by test_firmware_stream_stacks.py and
+  test_firmware_tls_stacks.py: docs/zephyr-port.md, "Measured stacks and heaps");
 - the system work queue: the Esc that closes that `agent ask`, alone in its read, ends the
   frontend from there (the console's wake-up, app/src/port/zephyr/console.c).
 

@@ -126,13 +126,7 @@ static int recall_exec(struct tool_ctx *ctx, const struct tool_args *args,
 		/* Room kept for "stored" and "truncated" after the list. */
 		truncated = !tools_item_append(out, &item, 48);
 	}
-	jw_array_end(out);
-	jw_key(out, "stored");
-	jw_int(out, notes);
-	jw_key(out, "truncated");
-	jw_bool(out, truncated);
-	jw_object_end(out);
-	return 0;
+	return tools_list_end(out, "stored", notes, truncated);
 }
 
 static const struct tool_param write_params[] = {

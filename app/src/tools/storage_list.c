@@ -10,6 +10,7 @@
 #include "storage_params.h"
 #include "storage_path.h"
 #include "storage_text.h"
+#include "tools_listing.h"
 #include "tools_storage.h"
 
 /* Bytes of one entry besides its name: {"name":,"type":"file","size":4294967295}, */
@@ -100,13 +101,7 @@ static int list_exec(struct tool_ctx *ctx, const struct tool_args *args, struct 
 	if (err != 0) {
 		return storage_fs_fail(ctx, err, "cannot list", path);
 	}
-	jw_array_end(out);
-	jw_key(out, "count");
-	jw_int(out, count);
-	jw_key(out, "truncated");
-	jw_bool(out, truncated);
-	jw_object_end(out);
-	return 0;
+	return tools_list_end(out, "count", count, truncated);
 }
 
 static int stat_exec(struct tool_ctx *ctx, const struct tool_args *args, struct json_writer *out)

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "tool.h"
+#include "tools_listing.h"
 
 /* Room for the closing brackets and a "truncated" member an executor may still add. */
 #define RESULT_TAIL_RESERVE 32
@@ -40,4 +41,29 @@ const char *tool_domain_name(enum tool_domain domain)
 					    "network",	"sensors",   "script"};
 
 	return (unsigned int)domain < sizeof(names) / sizeof(names[0]) ? names[domain] : "?";
+}
+
+bool tools_item_append(struct json_writer *out, struct json_writer *item, size_t keep_back)
+{
+	int len = jw_finish(item);
+
+	if (len <= 0 || (size_t)len + 1u + keep_back > tool_result_room(out)) {
+		return false;
+	}
+	jw_raw(out, item->buf, (size_t)len);
+	return true;
+}
+
+int tools_list_end(struct json_writer *out, const char *count_key, int64_t count,
+		   bool truncated)
+{
+	jw_array_end(out);
+	if (count_key != NULL) {
+		jw_key(out, count_key);
+		jw_int(out, count);
+	}
+	jw_key(out, "truncated");
+	jw_bool(out, truncated);
+	jw_object_end(out);
+	return 0;
 }

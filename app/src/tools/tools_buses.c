@@ -91,13 +91,7 @@ static int buses_exec(struct tool_ctx *ctx, const struct tool_args *args, struct
 		}
 		listed++;
 	}
-	jw_array_end(out);
-	jw_key(out, "count");
-	jw_int(out, listed);
-	jw_key(out, "truncated");
-	jw_bool(out, truncated);
-	jw_object_end(out);
-	return 0;
+	return tools_list_end(out, "count", listed, truncated);
 }
 
 /* ---- displays ------------------------------------------------------------------------------- */
@@ -155,13 +149,7 @@ static int display_exec(struct tool_ctx *ctx, const struct tool_args *args,
 		}
 		listed++;
 	}
-	jw_array_end(out);
-	jw_key(out, "count");
-	jw_int(out, listed);
-	jw_key(out, "truncated");
-	jw_bool(out, truncated);
-	jw_object_end(out);
-	return 0;
+	return tools_list_end(out, "count", listed, truncated);
 }
 
 /* ---- definitions ---------------------------------------------------------------------------- */

@@ -148,11 +148,7 @@ static int jobs_exec(struct tool_ctx *ctx, const struct tool_args *args, struct 
 		jw_object_end(&item);
 		truncated = !tools_item_append(out, &item, 0);
 	}
-	jw_array_end(out);
-	jw_key(out, "truncated");
-	jw_bool(out, truncated);
-	jw_object_end(out);
-	return 0;
+	return tools_list_end(out, NULL, 0, truncated);
 }
 
 static const struct tool_param jobs_params[] = {

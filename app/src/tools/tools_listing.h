@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "json_writer.h"
 #include "tool.h"
@@ -20,17 +21,14 @@
  * when it fits with @p keep_back bytes to spare for members written after the list. False
  * when it does not fit or the element itself overflowed its scratch buffer.
  */
-static inline bool tools_item_append(struct json_writer *out, struct json_writer *item,
-				     size_t keep_back)
-{
-	int len = jw_finish(item);
+bool tools_item_append(struct json_writer *out, struct json_writer *item, size_t keep_back);
 
-	if (len <= 0 || (size_t)len + 1u + keep_back > tool_result_room(out)) {
-		return false;
-	}
-	jw_raw(out, item->buf, (size_t)len);
-	return true;
-}
+/*
+ * Close a list result: the list's `]`, then `"COUNT_KEY": count` when @p count_key is not
+ * NULL, `"truncated": ...` and the result's `}`. Returns 0, the executor's status.
+ */
+int tools_list_end(struct json_writer *out, const char *count_key, int64_t count,
+		   bool truncated);
 
 /* A string member, or null when @p text is empty (the port's "unknown" or "none"). */
 static inline void tools_key_string_or_null(struct json_writer *w, const char *key,

@@ -194,11 +194,7 @@ static int sensors_exec(struct tool_ctx *ctx, const struct tool_args *args,
 		jw_array_end(out);
 		jw_object_end(out);
 	}
-	jw_array_end(out);
-	jw_key(out, "truncated");
-	jw_bool(out, truncated);
-	jw_object_end(out);
-	return 0;
+	return tools_list_end(out, NULL, 0, truncated);
 }
 
 /* ---- definitions ---------------------------------------------------------------------------- */

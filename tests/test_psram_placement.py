@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -46,7 +47,7 @@ CORE_DIRS = ("agent/state", "agent/wire", "tools", "script", "modules", "agent/s
              "agent/provider", "agent/request", "agent/shell", "agent/mgmt")
 
 
-def _gen_config():  # type: ignore[no-untyped-def]
+def _gen_config() -> ModuleType:
     spec = importlib.util.spec_from_file_location("gen_config", REPO / "scripts" / "gen_config.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -278,6 +278,8 @@ static int utf8_resume(struct json_stream *js, const uint8_t **pp, const uint8_t
 	return rc;
 }
 
+static uint8_t escaped_byte(uint8_t c);
+
 /*
  * The body of a string up to a backslash, the closing quote or the end of the chunk. Runs
  * of bytes that need no decoding are handed on whole.
@@ -358,6 +360,35 @@ static int scan_string(struct json_stream *js, const uint8_t **pp, const uint8_t
 			/* A control character must be escaped. */
 			rc = flush_run(js, run, p, false);
 			return rc != 0 ? rc : string_error(js);
+		}
+		if (p + 1 < end && js->pending_high == 0 && escaped_byte(p[1]) != 0) {
+			/* A one-character escape whose second byte is here: decoded in this loop. */
+			uint8_t b = escaped_byte(p[1]);
+			size_t n = (size_t)(p - run);
+
+			if (js->out_len != 0 && js->out_len + n < sizeof(js->out)) {
+				/* The run and the byte join what out[] holds, as flush_run() does. */
+				for (size_t i = 0; i < n; i++) {
+					js->out[js->out_len + i] = (char)run[i];
+				}
+				js->out_len = (uint8_t)(js->out_len + n);
+				js->out[js->out_len++] = (char)b;
+				p += 2;
+				run = p;
+				continue;
+			}
+			rc = flush_run(js, run, p, false);
+			if (rc == 0 && js->out_len < sizeof(js->out)) {
+				js->out[js->out_len++] = (char)b;
+			} else if (rc == 0) {
+				rc = out_put(js, &b, 1);
+			}
+			if (rc != 0) {
+				return rc;
+			}
+			p += 2;
+			run = p;
+			continue;
 		}
 		*pp = p + 1;
 		js->lex = LEX_ESCAPE;

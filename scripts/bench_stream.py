@@ -30,6 +30,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -174,19 +175,31 @@ def out_of_order_replies() -> list[tuple[str, Reply]]:
                                     "openai_gpt4o_function_call_wire.sse, type keys last"))]
 
 
-def instructions(exe: Path, mode: str, url: str, reps: int, expect: dict[str, str]) -> int:
-    """Instructions (Ir) callgrind counted inside COUNTED for a run of `reps` turns."""
-    result = subprocess.run(
-        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-         f"--toggle-collect={COUNTED}", str(exe), mode, url, str(reps)],
-        capture_output=True, text=True, check=False, timeout=600)
-    match = re.search(r"Collected : (\d+)", result.stderr)
-    if result.returncode != 0 or match is None:
-        raise SystemExit(f"callgrind run failed:\n{result.stdout}\n{result.stderr}")
-    got = key_values(result.stdout)
-    if any(got.get(k) != expect.get(k) for k in OUTPUT_KEYS):
-        raise SystemExit(f"the {mode} pipeline's turn differs under callgrind:\n{result.stdout}")
-    return int(match.group(1))
+def instructions(exe: Path, mode: str, url: str, reps: int, expect: dict[str, str],
+                 without: str | None = None) -> tuple[int, int]:
+    """Instructions (Ir) callgrind counted inside COUNTED for a run of `reps` turns, and of
+    them those spent in the function `without` (inclusive; 0 when not given)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "callgrind.out"
+        result = subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+             f"--toggle-collect={COUNTED}", str(exe), mode, url, str(reps)],
+            capture_output=True, text=True, check=False, timeout=600)
+        match = re.search(r"Collected : (\d+)", result.stderr)
+        if result.returncode != 0 or match is None:
+            raise SystemExit(f"callgrind run failed:\n{result.stdout}\n{result.stderr}")
+        got = key_values(result.stdout)
+        if any(got.get(k) != expect.get(k) for k in OUTPUT_KEYS):
+            raise SystemExit(f"the {mode} pipeline's turn differs under callgrind:\n"
+                             f"{result.stdout}")
+        spent = 0
+        if without:
+            text = subprocess.run(["callgrind_annotate", "--inclusive=yes", str(out)],
+                                  capture_output=True, text=True, check=True).stdout
+            hit = re.search(rf"^\s*([\d,]+) \([^)]*\)\s+\S*:{re.escape(without)} ", text,
+                            re.MULTILINE)
+            spent = int(hit.group(1).replace(",", "")) if hit else 0
+    return int(match.group(1)), spent
 
 
 def key_values(text: str) -> dict[str, str]:
@@ -206,23 +219,34 @@ def check_same(label: str, core: dict[str, str], ref: dict[str, str]) -> None:
                          f"({', '.join(differ)}):\n  core: {core}\n  ref:  {ref}")
 
 
-def measure(build: Path, label: str, api: str, reply: Reply, reps: int) -> dict[str, Any]:
+def measure(build: Path, label: str, api: str, reply: Reply, reps: int,
+            without: str | None = None) -> dict[str, Any]:
     """One stream: the memory driver's figures, each pipeline's instructions per turn."""
     side = build / "stream_ref_bench"
     with TestServer(Script.repeat(reply), validate=False) as srv:
         url = srv.url(API_PATH[api])
-        figures = run_driver([str(build / "stream_bench"), url, "1"])
+        # Every figure the driver prints is a column; its error text is not a figure.
+        figures = {k: v for k, v in run_driver([str(build / "stream_bench"), url, "1"]).items()
+                   if k != "last_error"}
         outputs = {mode: run_driver([str(side), mode, url, "1"]) for mode in ("core", "ref")}
         check_same(label, outputs["core"], outputs["ref"])
         expect = outputs["core"]
-        per_turn = {mode: (instructions(side, mode, url, 1 + reps, expect) -
-                           instructions(side, mode, url, 1, expect)) / reps
-                    for mode in ("core", "ref")}
+        per_turn: dict[str, float] = {}
+        spent = 0.0
+        for mode in ("core", "ref"):
+            many, spent_many = instructions(side, mode, url, 1 + reps, expect, without)
+            one, spent_one = instructions(side, mode, url, 1, expect, without)
+            per_turn[mode] = (many - one) / reps
+            if mode == "core":
+                spent = (spent_many - spent_one) / reps
     kib = len(reply.body) / 1024
     figures["ref_line_peak"] = outputs["ref"]["ref_line_peak"]
+    if without:
+        figures[f"ratio_without_{without}"] = f"{(per_turn['core'] - spent) / per_turn['ref']:.3f}"
     return {"stream": label, "bytes": len(reply.body), "recorded": not label.startswith("synth"),
             "core": per_turn["core"] / kib, "ref": per_turn["ref"] / kib,
-            "ratio": per_turn["core"] / per_turn["ref"], "figures": figures}
+            "ratio": per_turn["core"] / per_turn["ref"], "figures": figures,
+            "core_without": (per_turn["core"] - spent) / kib}
 
 
 def streams(quick: bool) -> list[tuple[str, str, Reply]]:
@@ -275,6 +299,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true",
                         help="two fixtures, the 1 MiB event, the chat 4 KB tool call and the "
                              "responses stream with type keys last")
+    parser.add_argument("--without", metavar="FUNCTION",
+                        help="also give the core's ratio without the instructions spent in "
+                             "FUNCTION (e.g. agent_pool_book_free): where the cost lies")
     parser.add_argument("--max-ratio", type=float, default=None,
                         help="fail (exit 1) when the corpus's core / reference ratio exceeds this")
     args = parser.parse_args(argv)
@@ -287,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
                          "(Debian: apt-get install libcjson-dev)")
     # The 1 MiB event is measured with one turn beyond the first: it is long enough.
     rows = [measure(args.build_dir, label, api, reply,
-                    args.reps if len(reply.body) < BIG_EVENT_BYTES else 1)
+                    args.reps if len(reply.body) < BIG_EVENT_BYTES else 1, args.without)
             for label, api, reply in streams(args.quick)]
     print_table(rows)
     recorded = [r for r in rows if r["recorded"]]
@@ -297,6 +324,11 @@ def main(argv: list[str] | None = None) -> int:
           f"{sum(r['core'] * r['bytes'] for r in recorded) / total:.0f}, reference "
           f"{sum(r['ref'] * r['bytes'] for r in recorded) / total:.0f} instructions per KiB "
           f"(weighted by size); ratio core / reference {ratio:.3f}")
+    if args.without:
+        core_without = sum(float(r["core_without"]) * int(r["bytes"]) for r in recorded)
+        ref_total = sum(float(r["ref"]) * int(r["bytes"]) for r in recorded)
+        print(f"recorded corpus without {args.without}: ratio core / reference "
+              f"{core_without / ref_total:.3f} (not the goal's figure)")
     print(f"all streams: ratio core / reference {weighted_ratio(rows):.3f} (weighted by size); "
           f"worst stream {max(r['ratio'] for r in rows):.3f}")
     print("the pipelines produced the same text, reasoning, tool calls, usage and response id "

@@ -34,6 +34,9 @@ from agent_host.testserver.synth import ResponsesEvents, chat_chunk, chat_usage
 END = b"[Esc or Ctrl-X returns to the shell]"
 API_PATH = {"chat": "/v1/chat/completions", "responses": "/v1/responses"}
 
+#: CONFIG_AGENT_PROVIDER_PRETYPE_BYTES of the simulator (app/Kconfig default)
+PRETYPE = 1024
+
 
 def ask(dut: SimDevice, prompt: str, timeout: float = 30.0) -> list[str]:
     """Run `agent ask`, return its output lines, and leave the frontend with Esc."""
@@ -602,12 +605,13 @@ def sorted_keys_text(api: str, text: str) -> Reply:
 
 
 @pytest.mark.parametrize("api", ["chat", "responses"])
-@pytest.mark.parametrize(("size", "shown"), [(4095, 4095), (4096, 4095), (8192, 4095)])
+@pytest.mark.parametrize(("size", "shown"), [(PRETYPE, PRETYPE), (PRETYPE + 1, PRETYPE),
+                                           (8192, PRETYPE)])
 def test_text_before_its_key_is_shown_whole_or_its_cut_said(sims, api: str, size: int,
                                                             shown: int) -> None:
-    """Text held until its event is known waits in a 4095-byte buffer: up to that it is shown
-    whole, beyond it the line says how much was not shown (8 KiB used to lose half without a
-    word)."""
+    """Text held until its event is known waits in a pre-type block (PRETYPE bytes): up to that
+    it is shown whole, beyond it the line says how much was not shown (8 KiB used to lose half
+    without a word)."""
     text = "".join(chr(ord("a") + i % 26) for i in range(size))
     with TestServer(Script.repeat(sorted_keys_text(api, text))) as srv:
         dut = sims.start()
@@ -622,7 +626,7 @@ def test_text_before_its_key_is_shown_whole_or_its_cut_said(sims, api: str, size
             key = "its event's type" if api == "responses" else "its choice's index"
             assert errors == [
                 (f"agent: text cut: a piece of the answer came before {key} and exceeds the"
-                 f" 4095-byte buffer; not shown: {size - shown} of {size} bytes")], errors
+                 f" {PRETYPE}-byte buffer; not shown: {size - shown} of {size} bytes")], errors
 
 
 def test_chat_offers_tools_with_parallel_tool_calls_false(sims) -> None:

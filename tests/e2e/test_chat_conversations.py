@@ -389,7 +389,7 @@ def pool_lines(dut: SimDevice) -> dict[str, str]:
         if line.startswith("pool:"):
             pools[line.split()[1]] = line
     # The conversation store's pool and the provider's; the man page pool is made at boot too.
-    assert set(pools) == {"conv", "stream", "request", "man"}, pools
+    assert set(pools) == {"conv", "stream", "pretype", "request", "man"}, pools
     return pools
 
 
@@ -459,6 +459,7 @@ def test_48k_conversation_on_sd_restores_with_one_io_block(sims, tmp_path: Path)
     for seen in pools:
         assert seen["conv"].startswith(conv_pool), seen
         assert seen["stream"] == pools[0]["stream"] and seen["request"] == pools[0]["request"]
+        assert seen["pretype"] == pools[0]["pretype"]
 
 
 # -- what the replay shows ----------------------------------------------------------------------

@@ -236,7 +236,9 @@ def test_help(dut: SimDevice) -> None:
 def test_status_shows_the_stream_pools(dut: SimDevice) -> None:
     pools = [x for x in dut.exec_command("agent status") if x.startswith("pool:")]
     # Nothing streamed yet: the stream path's pools were never taken from.
-    assert ("pool:      stream   4/4 free (lowest 4), 4096 B blocks, psram; peak 0 B held, "
+    assert ("pool:      stream   2/2 free (lowest 2), 4096 B blocks, psram; peak 0 B held, "
+            "0 B written") in pools
+    assert ("pool:      pretype  2/2 free (lowest 2), 1032 B blocks, psram; peak 0 B held, "
             "0 B written") in pools
     assert ("pool:      request  1/1 free (lowest 1), 32768 B blocks, psram; peak 0 B held, "
             "0 B written") in pools

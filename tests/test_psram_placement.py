@@ -28,7 +28,7 @@ PLACED: dict[str, tuple[str, ...]] = {
     "tools/storage_rw.c": ("read_buf",),
     "tools/storage_range.c": ("range_buf",),
     "tools/storage_search.c": ("search_state", "search_chunk"),
-    "tools/storage_patch.c": ("patch_chunk",),
+    "tools/storage_patch.c": ("patch_chunk", "plan"),
     "tools/tools_jobs.c": ("snap", "item_buf"),
     "tools/tools_hardware.c": ("tools_hw_item_buf",),
     "tools/tool_exec.c": ("js",),
@@ -42,6 +42,7 @@ PLACED: dict[str, tuple[str, ...]] = {
     "modules/module_restore.c": ("report",),
     "agent/store/conv_history.c": ("hc",),
     "agent/store/conv_slots.c": ("open_summary",),
+    "agent/shell/agent_chat_slots.c": ("h",),
 }
 CORE_DIRS = ("agent/state", "agent/wire", "tools", "script", "modules", "agent/store",
              "agent/provider", "agent/request", "agent/shell", "agent/mgmt")

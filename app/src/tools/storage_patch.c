@@ -376,7 +376,7 @@ static void write_conflict(struct json_writer *out, const struct patch_plan *pla
 
 static int patch_exec(struct tool_ctx *ctx, const struct tool_args *args, struct json_writer *out)
 {
-	static struct patch_plan plan; /* ~250 bytes; one call at a time */
+	static struct patch_plan plan AGENT_PSRAM_ATTR; /* ~250 bytes; one call at a time */
 	char path[STORAGE_PATH_MAX + 1];
 	uint8_t given[SHA256_DIGEST_BYTES];
 	char hex[SHA256_HEX_LEN + 1];

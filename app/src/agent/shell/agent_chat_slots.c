@@ -114,7 +114,7 @@ static int check_continuable(struct agent_console *console, const struct conv_ha
 
 int agent_chat_resume(struct agent_console *console, const char *slot_text)
 {
-	static struct conv_handle h;
+	static struct conv_handle h AGENT_PSRAM_ATTR; /* the shell thread, one resume at a time */
 	uint32_t usage[3] = {0, 0, 0};
 	uint8_t slot;
 	int err = parse_slot(console, slot_text, &slot);

@@ -897,6 +897,8 @@ static void usage_normalize(struct provider_usage *u)
 }
 
 /* Returns 0 when the turn completed (the caller emits usage and done), else negative. */
+static int turn_settle(struct provider_turn *t);
+
 static int run_turn(const struct provider_request *req, const struct http_url *url,
 		    char *body, size_t body_len)
 {
@@ -929,6 +931,14 @@ static int run_turn(const struct provider_request *req, const struct http_url *u
 	if (t->stop != 0) {
 		return -EIO;
 	}
+	return turn_settle(t);
+}
+
+/* The response was read whole: its status, its type, the stream's end. */
+static int turn_settle(struct provider_turn *t)
+{
+	char line[PROVIDER_LINE_MAX];
+
 	if (!status_ok(t)) {
 		json_stream_finish(&t->json);
 		http_error(t, line, sizeof(line));
@@ -956,6 +966,34 @@ static int run_turn(const struct provider_request *req, const struct http_url *u
 	}
 	return 0;
 }
+
+#if defined(CONFIG_AGENT_TOOL_TEST_HOOKS)
+int provider_feed_for_test(const struct provider_request *req, const char *content_type,
+			   const char *body, size_t len, size_t piece)
+{
+	struct provider_turn *t = &turn;
+	int ret = provider_init();
+
+	if (ret != 0) {
+		return ret;
+	}
+	turn_init(t, req, NULL);
+	ret = http_on_status(t, 200);
+	if (ret == 0 && content_type != NULL) {
+		ret = http_on_header(t, "content-type", content_type);
+	}
+	for (size_t off = 0; ret == 0 && off < len; off += piece) {
+		ret = http_on_body(t, body + off, len - off < piece ? len - off : piece);
+	}
+	if (t->failed || (ret == 0 && t->stop != 0)) {
+		ret = -EIO;
+	} else if (ret == 0) {
+		ret = turn_settle(t);
+	}
+	turn_release(t);
+	return ret;
+}
+#endif
 
 /* The request body in a block of its own; its length, or -ENOMEM / -ENOSPC (emitted). */
 static int body_build(const struct provider_request *req, const struct http_url *url,

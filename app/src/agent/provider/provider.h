@@ -159,6 +159,14 @@ struct provider_memory {
 void provider_memory_get(struct provider_memory *out);
 
 #if defined(CONFIG_AGENT_TOOL_TEST_HOOKS)
+/**
+ * Test hook (tests/fuzz/fuzz_provider_stream.c): one turn over a response body given whole,
+ * fed in pieces of @p piece bytes, answered 200 with @p content_type (NULL: no header), as
+ * provider_run reads one from the network; every block is given back after it.
+ */
+int provider_feed_for_test(const struct provider_request *req, const char *content_type,
+			   const char *body, size_t len, size_t piece);
+
 /** Test hook: the request deadline (CONFIG_AGENT_REQUEST_DEADLINE_S seconds otherwise). */
 void provider_set_request_deadline_ms(uint32_t ms);
 #endif

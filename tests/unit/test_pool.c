@@ -272,6 +272,34 @@ static void test_written_high_water(void **state)
 	assert_int_equal(agent_pool_free(pool, b), 0);
 	s = stats_of(pool);
 	assert_int_equal(s.written_peak_bytes, 10u + BLOCK_BYTES + 5u);
+	/* Paint bytes inside what was written (shorter than a run) are counted: 200 of 256. */
+	{
+		struct agent_pool *big = NULL;
+		static uint8_t big_buf[256 * 2] __attribute__((aligned(8)));
+		uint8_t *blk;
+
+		assert_int_equal(agent_pool_init(&big, "big", big_buf, 256, 2, AGENT_MEM_INTERNAL),
+				 0);
+		blk = agent_pool_alloc(big);
+		memset(blk, 'z', 200);
+		memset(blk + 50, AGENT_POOL_PAINT, AGENT_POOL_PAINT_RUN - 1);
+		assert_int_equal(agent_pool_free(big, blk), 0);
+		assert_int_equal(stats_of(big).written_block_max_bytes, 200);
+		/* The documented limit: a whole aligned run of paint ends the measure, and the
+		 * paint byte just before it is taken off: 63 bytes read, not 200, and what lies
+		 * past the run is not painted again. */
+		assert_int_equal(agent_pool_init(&big, "big2", big_buf, 256, 2, AGENT_MEM_INTERNAL),
+				 0);
+		blk = agent_pool_alloc(big);
+		memset(blk, 'z', 200);
+		memset(blk + AGENT_POOL_PAINT_RUN, AGENT_POOL_PAINT, AGENT_POOL_PAINT_RUN);
+		blk[AGENT_POOL_PAINT_RUN - 1] = AGENT_POOL_PAINT;
+		assert_int_equal(agent_pool_free(big, blk), 0);
+		assert_int_equal(stats_of(big).written_block_max_bytes, AGENT_POOL_PAINT_RUN - 1);
+		for (size_t i = 0; i < 256; i++) {
+			assert_int_equal(blk[i], i < 128 || i >= 200 ? AGENT_POOL_PAINT : 'z');
+		}
+	}
 	/* A bad free measures nothing. */
 	assert_int_equal(agent_pool_free(pool, b), -EALREADY);
 	assert_int_equal(stats_of(pool).written_peak_bytes, 10u + BLOCK_BYTES + 5u);

@@ -16,11 +16,28 @@ static bool book_is_used(const struct agent_pool_book *book, uint32_t index)
 	return (book->used[index / BOOK_WORD_BITS] >> (index % BOOK_WORD_BITS)) & 1u;
 }
 
-/* The block's high-water mark, counted and painted over for its next use. */
+#define P8  AGENT_POOL_PAINT, AGENT_POOL_PAINT, AGENT_POOL_PAINT, AGENT_POOL_PAINT, \
+	    AGENT_POOL_PAINT, AGENT_POOL_PAINT, AGENT_POOL_PAINT, AGENT_POOL_PAINT
+/* A run of paint this long, at a multiple of its length, ends what was written. */
+static const uint8_t paint_run[AGENT_POOL_PAINT_RUN] = {P8, P8, P8, P8, P8, P8, P8, P8};
+
+/*
+ * The block's high-water mark, counted and painted over for its next use. Written data sits
+ * at the start of a block: the first aligned run of paint ends it, then the last bytes of
+ * paint before that run are taken off. The cost follows what was written, not the block.
+ */
 static void book_measure(struct agent_pool_book *book, uint8_t *block)
 {
-	size_t written = book->block_bytes;
+	size_t end = book->block_bytes;
+	size_t written = 0;
 
+	while (written + AGENT_POOL_PAINT_RUN <= end &&
+	       memcmp(block + written, paint_run, AGENT_POOL_PAINT_RUN) != 0) {
+		written += AGENT_POOL_PAINT_RUN;
+	}
+	if (written + AGENT_POOL_PAINT_RUN > end) {
+		written = end;
+	}
 	while (written > 0u && block[written - 1u] == AGENT_POOL_PAINT) {
 		written--;
 	}

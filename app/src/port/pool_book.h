@@ -46,11 +46,15 @@ struct agent_pool_book {
 
 /*
  * Bytes written are measured by painting: every block holds AGENT_POOL_PAINT while it is free.
- * When a block comes back, the books look for its last byte that differs from the paint (its
- * high-water mark: data that ends in the paint byte itself reads a few bytes short) and paint
- * that much again. A busy period runs from a moment when every block is free to the next.
+ * When a block comes back, the books find its high-water mark: the first run of
+ * AGENT_POOL_PAINT_RUN paint bytes at a multiple of that length ends the written part, and
+ * paint bytes just before it are taken off; that much is painted again. Data that ends in the
+ * paint byte, or holds such a run of it, reads short (0xA5 is a UTF-8 continuation byte: text
+ * never has 64 in a row). A busy period runs from a moment when every block is free to the
+ * next.
  */
-#define AGENT_POOL_PAINT 0xA5u
+#define AGENT_POOL_PAINT     0xA5u
+#define AGENT_POOL_PAINT_RUN 64u
 
 /**
  * Check the geometry, paint the buffer and start the books with every block free.

@@ -85,6 +85,12 @@ static void log_path(struct run *r, const struct json_stream *js)
 		const char *key = json_stream_key(js, d);
 		int index = json_stream_index(js, d);
 
+		if (d > JSON_PATH_DEPTH) {
+			/* Nothing is kept this deep (json_stream.h): neither key nor index. */
+			check(key == NULL && index == -1, "a level past JSON_PATH_DEPTH answers");
+			put(&r->log, "-", 1);
+			continue;
+		}
 		check((key != NULL) != (index >= 0), "a level is not exactly key or index");
 		if (key != NULL) {
 			put_num(&r->log, 'k', (long)strlen(key));
@@ -98,13 +104,24 @@ static void log_path(struct run *r, const struct json_stream *js)
 static void rewrite(struct json_writer *w, const struct json_stream *js,
 		    const struct json_value *v)
 {
+	/* Bit d: the container at depth d is an object (keys are not kept past JSON_PATH_DEPTH:
+	 * such members are written with the name "?"; the logs show no key there either). */
+	static uint64_t objects;
 	int depth = json_stream_depth(js);
 	const char *key = depth > 0 ? json_stream_key(js, depth) : NULL;
 	bool starts = v->token != JSON_OBJECT_END && v->token != JSON_ARRAY_END &&
 		      (v->token != JSON_STRING || v->first);
 
+	if (key == NULL && depth > JSON_PATH_DEPTH && ((objects >> depth) & 1u) != 0u) {
+		key = "?";
+	}
 	if (starts && key != NULL) {
 		jw_key(w, key);
+	}
+	if (v->token == JSON_OBJECT_BEGIN || v->token == JSON_ARRAY_BEGIN) {
+		uint64_t bit = (uint64_t)1 << (depth + 1);
+
+		objects = v->token == JSON_OBJECT_BEGIN ? objects | bit : objects & ~bit;
 	}
 	switch (v->token) {
 	case JSON_OBJECT_BEGIN:

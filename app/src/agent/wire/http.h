@@ -14,6 +14,7 @@
 
 #define HTTP_HOST_MAX	      253
 #define HTTP_HEADER_LINE_MAX  1024 /* longer header lines: -EMSGSIZE */
+#define HTTP_HEADER_KEPT      128  /* bytes of a line kept; the rest is checked and read past */
 #define HTTP_HEADERS_MAX      64   /* more header lines: -EMSGSIZE */
 #define HTTP_REQUEST_HEAD_MAX 1024 /* request line and headers; a longer head: -EMSGSIZE */
 

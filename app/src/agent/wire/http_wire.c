@@ -228,6 +228,27 @@ bool http_parser_done(const struct http_parser *parser)
 }
 
 /*
+ * A byte of a line past HTTP_HEADER_KEPT: not kept, checked as split_field() and the status
+ * line's reason would check it (a name's characters up to its colon, then no control).
+ */
+static int cut_byte(struct http_parser *parser, char c)
+{
+	if (!parser->line_cut) {
+		parser->line_cut = true;
+		parser->cut_in_name = parser->state != ST_STATUS_LINE &&
+				      memchr(parser->line, ':', parser->line_len) == NULL;
+	}
+	if (parser->cut_in_name) {
+		if (c == ':') {
+			parser->cut_in_name = false;
+			return 0;
+		}
+		return is_tchar(c) ? 0 : -EPROTO;
+	}
+	return is_ctl(c) ? -EPROTO : 0;
+}
+
+/*
  * Take one byte of a line. 1 when the byte ended the line (now NUL-terminated in
  * parser->line), 0 when more is needed, or a negative errno. RFC 9112 lets a recipient take a
  * bare LF as a line end; a bare CR it must refuse.
@@ -253,11 +274,15 @@ static int line_byte(struct http_parser *parser, char c)
 	if (c == '\0') {
 		return -EPROTO;
 	}
-	if (parser->line_len == HTTP_HEADER_LINE_MAX) {
+	if (parser->line_total == HTTP_HEADER_LINE_MAX) {
 		return -EMSGSIZE;
 	}
-	parser->line[parser->line_len++] = c;
-	return 0;
+	parser->line_total++;
+	if (parser->line_len < HTTP_HEADER_KEPT) {
+		parser->line[parser->line_len++] = c;
+		return 0;
+	}
+	return cut_byte(parser, c);
 }
 
 static int parse_status_line(struct http_parser *parser)
@@ -436,11 +461,30 @@ static int header_line(struct http_parser *parser)
 		return -EMSGSIZE;
 	}
 	parser->header_count++;
+	if (parser->line_cut && parser->cut_in_name) {
+		return -EPROTO; /* no colon */
+	}
+	if (parser->line_cut && memchr(parser->line, ':', parser->line_len) == NULL) {
+		/* A name longer than what is kept: no header the client reads; checked, dropped. */
+		for (size_t i = 0; i < parser->line_len; i++) {
+			if (!is_tchar(parser->line[i])) {
+				return -EPROTO;
+			}
+		}
+		return 0;
+	}
 	err = split_field(parser, &name, &value);
 	if (err != 0) {
 		return err;
 	}
 	if (interim(parser) || parser->state == ST_TRAILER_LINE) {
+		return 0;
+	}
+	if (parser->line_cut) {
+		/* Read past: the framing headers must be read whole, the others are not used. */
+		if (strcmp(name, "content-length") == 0 || strcmp(name, "transfer-encoding") == 0) {
+			return -EMSGSIZE;
+		}
 		return 0;
 	}
 	if (strcmp(name, "content-length") == 0) {
@@ -539,6 +583,9 @@ static int head_byte(struct http_parser *parser, char c)
 	}
 	ret = line_done(parser);
 	parser->line_len = 0;
+	parser->line_total = 0;
+	parser->line_cut = false;
+	parser->cut_in_name = false;
 	return ret;
 }
 

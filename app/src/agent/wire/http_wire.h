@@ -3,8 +3,11 @@
  * unit tests and the fuzz target can drive them without a connection: the request head
  * writer and an incremental response parser.
  *
- * The parser's memory is struct http_parser (one header line); body bytes go straight to the
- * on_body callback, never into a buffer. It accepts a status line "HTTP/1.0" or "HTTP/1.1",
+ * The parser's memory is struct http_parser: the first HTTP_HEADER_KEPT bytes of a header
+ * line (the names and values the client reads are short); the rest of a longer line is
+ * checked as it streams past and not kept: such a header is not handed to on_header, and a
+ * Content-Length or Transfer-Encoding that long is refused (-EMSGSIZE). Body bytes go
+ * straight to the on_body callback, never into a buffer. It accepts a status line "HTTP/1.0" or "HTTP/1.1",
  * one space, a status code from 100 to 599 and an optional reason; header lines of at most
  * HTTP_HEADER_LINE_MAX bytes (without the line end), at most HTTP_HEADERS_MAX of them; lines
  * ending in CR LF or a bare LF. Interim responses (1xx but 101) are read and dropped without
@@ -37,14 +40,17 @@ struct http_parser {
 	uint64_t content_length; /* the value of the Content-Length header(s) seen so far */
 	int result;		 /* sticky: the error or stop value that ended parsing */
 	uint16_t status;
-	uint16_t line_len;
+	uint16_t line_len;   /* bytes of the line kept in line[] */
+	uint16_t line_total; /* bytes of the line read, kept or not */
 	uint8_t state;
 	uint8_t header_count;
 	bool cr;	       /* the last byte was a CR: only an LF may follow */
 	bool has_length;       /* a Content-Length header was seen */
 	bool chunked;	       /* Transfer-Encoding ends in chunked */
 	bool chunk_size_ended; /* white space followed the chunk size digits */
-	char line[HTTP_HEADER_LINE_MAX + 1];
+	bool line_cut;	       /* the line is longer than HTTP_HEADER_KEPT */
+	bool cut_in_name;      /* its name goes on past the kept bytes */
+	char line[HTTP_HEADER_KEPT + 1];
 };
 
 /** Start parsing a response; the callbacks (each may be NULL) get what it holds. */

@@ -43,6 +43,7 @@ PLACED: dict[str, tuple[str, ...]] = {
     "agent/store/conv_history.c": ("hc",),
     "agent/store/conv_slots.c": ("open_summary",),
     "agent/shell/agent_chat_slots.c": ("h",),
+    "agent/provider/provider.c": ("turn", "stream_buf", "pretype_buf", "body_buf"),
 }
 CORE_DIRS = ("agent/state", "agent/wire", "tools", "script", "modules", "agent/store",
              "agent/provider", "agent/request", "agent/shell", "agent/mgmt")

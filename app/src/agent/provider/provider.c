@@ -31,7 +31,8 @@ static uint8_t body_buf[BODY_BYTES] AGENT_PSRAM_ATTR;
 static struct agent_pool *stream_pool;
 static struct agent_pool *pretype_pool;
 static struct agent_pool *body_pool;
-static struct provider_turn turn;
+/* The parse state of the one turn that runs: the worker's alone, PSRAM-preferred. */
+static struct provider_turn turn AGENT_PSRAM_ATTR;
 /* The whole provider request, streaming included (a test hook may shorten it). */
 static uint32_t request_deadline_ms = CONFIG_AGENT_REQUEST_DEADLINE_S * 1000u;
 

@@ -333,6 +333,13 @@ def main(argv: list[str] | None = None) -> int:
           f"worst stream {max(r['ratio'] for r in rows):.3f}")
     print("the pipelines produced the same text, reasoning, tool calls, usage and response id "
           "on every stream")
+    # Memory (docs/providers.md "Memory of the stream path"): blocks held while streaming and
+    # what was written into them, besides the parse state (sizeof the turn, this host's ABI).
+    held = max(int(r["figures"].get("stream_held", 0)) for r in rows)
+    written = max(int(r["figures"].get("stream_written", 0)) for r in rows)
+    parse = max(int(r["figures"].get("parse_state", 0)) for r in rows)
+    print(f"stream path: parse state {parse} B; stream blocks held at most {held} B, written at "
+          f"most {written} B; at most {parse + held} B of stream state on any stream")
     if args.max_ratio is not None and ratio > args.max_ratio:
         print(f"FAIL: the corpus ratio {ratio:.3f} exceeds the goal of {args.max_ratio}")
         return 1

@@ -2,8 +2,9 @@
  * The stream path after HTTP: SSE, the JSON tokenizer and either protocol's adapter, with its
  * blocks taken when needed (provider.c) and the first call's arguments written into the tool
  * loop's buffer. Over any response body, in pieces of any size: every event is well formed,
- * the first call's arguments are in the caller's buffer when it gave one, and every block of
- * the stream path is back in its pool after the turn.
+ * the first call's arguments are in the caller's buffer when it gave one and stay as its event
+ * showed them to the end of the turn, and every block of the stream path is back in its pool
+ * after the turn.
  *
  * Input: byte 0 chooses the protocol (bit 0), whether a caller buffer is given (bit 1) and the
  * piece size (bits 2..7, plus 1); the rest is the response body (text/event-stream).
@@ -16,6 +17,8 @@
 #include "provider.h"
 
 static char call_args[PROVIDER_CALL_ARGS_BYTES];
+static char first_seen[PROVIDER_CALL_ARGS_BYTES]; /* the first call's, as its event gave them */
+static size_t first_len;
 static unsigned int calls;
 static bool caller_given;
 
@@ -33,8 +36,12 @@ static int on_event(void *user_data, const struct provider_event *ev)
 			abort();
 		}
 		/* The tool loop runs the first call: its arguments are where it reads them. */
-		if (calls++ == 0 && caller_given && ev->call.arguments != call_args) {
-			abort();
+		if (calls++ == 0) {
+			if (caller_given && ev->call.arguments != call_args) {
+				abort();
+			}
+			memcpy(first_seen, ev->call.arguments, ev->call.arguments_len);
+			first_len = ev->call.arguments_len;
 		}
 	} else if (ev->type == PROVIDER_ERROR && ev->error.message == NULL) {
 		abort();
@@ -73,5 +80,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)provider_feed_for_test(&req, "text/event-stream", (const char *)data + 1, size - 1,
 				     (size_t)(data[0] >> 2) + 1u);
 	agent_pool_foreach(check_pool, NULL);
+	/* Nothing the stream sent after the first call changed the arguments the tool loop runs. */
+	if (caller_given && calls > 0 && memcmp(call_args, first_seen, first_len) != 0) {
+		abort();
+	}
 	return 0;
 }

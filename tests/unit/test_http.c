@@ -521,6 +521,17 @@ static void test_parse_header_kept_bytes(void **state)
 		n += put_text(big + n, "chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n");
 		expect_parse(big, n, len == HTTP_HEADER_KEPT ? 0 : -EMSGSIZE);
 	}
+	/* A Content-Type that long is handed on as its kept start: the media type is there. */
+	n = put_text(big, "HTTP/1.1 200 OK\r\nContent-Type: text/html; x=");
+	memset(big + n, 'p', HTTP_HEADER_KEPT);
+	n += HTTP_HEADER_KEPT;
+	n += put_text(big + n, "\r\nContent-Length: 2\r\n\r\nok");
+	cap = capture_new();
+	assert_int_equal(parse_pieces(big, n, 5, true, cap), 0);
+	snprintf(want, sizeof(want), "status 200\ncontent-type: text/html; x=%.*s\ncontent-length: 2\n",
+		 (int)(HTTP_HEADER_KEPT - strlen("Content-Type: text/html; x=")),
+		 big + strlen("HTTP/1.1 200 OK\r\nContent-Type: text/html; x="));
+	assert_string_equal(cap->log, want);
 	/* Past the kept bytes: a control character in a value or a reason, a name without a
 	 * colon or with a character no name has, are refused as in a kept line. */
 	n = long_header_response(HTTP_HEADER_KEPT + 40);

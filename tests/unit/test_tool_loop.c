@@ -205,6 +205,7 @@ static void on_call(void *user, const char *name, const char *a, size_t len)
 	(void)user;
 	if (shown_count == 0) {
 		memcpy(first_args, a, len);
+		first_args[len] = '\0';
 		first_args_len = len;
 	}
 	if (shown_count < 3) {
@@ -1133,6 +1134,42 @@ static void test_arguments_before_their_key(void **state)
 	assert_null(strstr(last_error, "came before"));
 }
 
+/*
+ * Once a call is emitted, what the server sends for it later (its done event again with other
+ * arguments, a second item done, a late delta) changes nothing: the tool runs the arguments
+ * the tool loop was shown. The first call's arguments live in the tool loop's buffer, so the
+ * call lets go of it when emitted.
+ */
+static void test_arguments_sent_after_the_call_change_nothing(void **state)
+{
+	static const char *const answers[] = {
+		R_CREATED("resp_1") R_CALL_DONE("c1", "script_run_file",
+						"\"{\\\"path\\\":\\\"a.py\\\"}\"") R_COMPLETED("resp_1"),
+		R_CREATED("resp_2") R_CALL_DONE("c2", "script_run_file",
+						"\"{\\\"path\\\":\\\"a.py\\\"}\"")
+		"data: {\"type\":\"response.function_call_arguments.done\",\"output_index\":1,"
+		"\"item_id\":\"fc_1\",\"arguments\":\"{\\\"path\\\":\\\"b.py\\\"}\"}\n\n"
+		R_CALL_DONE("c2", "script_run_file", "\"{\\\"path\\\":\\\"c.py\\\"}\"")
+		"data: {\"type\":\"response.function_call_arguments.delta\",\"output_index\":1,"
+		"\"item_id\":\"fc_1\",\"delta\":\"zzzz\"}\n\n" R_COMPLETED("resp_2"),
+		R_TEXT("resp_3", "done"),
+	};
+
+	(void)state;
+	confirm_answer = 1;
+	use_responses();
+	server_start(answers, 3);
+	assert_int_equal(run(16), 0);
+	server_stop();
+	use_chat();
+	assert_int_equal(srv.served, 3);
+	assert_int_equal(runs, 1);
+	assert_string_equal(first_args, "{\"path\":\"a.py\"}");
+	assert_non_null(strstr(srv.bodies[2], "{\\\"ran\\\":\\\"a.py\\\"}"));
+	assert_null(strstr(srv.bodies[2], "b.py"));
+	assert_null(strstr(srv.bodies[2], "c.py"));
+}
+
 static void test_text_before_its_key_is_shown_or_its_cut_reported(void **state)
 {
 	const size_t n = CONFIG_AGENT_PROVIDER_PRETYPE_BYTES;
@@ -1338,6 +1375,7 @@ int main(void)
 		cmocka_unit_test_setup(test_chat_length_and_content_filter_are_incomplete, each),
 		cmocka_unit_test_setup(test_a_later_call_finished_first_keeps_each_calls_arguments, each),
 		cmocka_unit_test_setup(test_arguments_before_their_key, each),
+		cmocka_unit_test_setup(test_arguments_sent_after_the_call_change_nothing, each),
 		cmocka_unit_test_setup(test_an_empty_responses_turn_is_retried_once, each),
 		cmocka_unit_test_setup(test_reasoning_tokens_add_up, each),
 		cmocka_unit_test(test_history_exchange_sizes_sweep),

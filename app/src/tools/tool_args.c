@@ -328,7 +328,7 @@ static int on_value(void *user_data, const struct json_stream *js, const struct 
 int tool_args_parse(const struct tool_def *def, const char *json, size_t len,
 		    struct tool_args *args, char *why, size_t why_len)
 {
-	static struct json_stream js AGENT_PSRAM_ATTR; /* ~1.8 KiB, off the stack; one at a time */
+	static struct json_stream js AGENT_PSRAM_ATTR; /* ~700 B, off the stack; one at a time */
 	struct parse p = {
 		.def = def, .args = args, .why = why, .why_len = why_len, .param = -1,
 	};

@@ -73,14 +73,19 @@ void capture_reset(struct capture *c)
 	c->len = 0;
 	c->truncated = false;
 	c->lost = 0;
-	c->buf[0] = '\0';
+	if (c->buf != capture_none) {
+		c->buf[0] = '\0';
+	}
 }
 
 void capture_add(struct capture *c, const char *text, size_t len)
 {
 	size_t room;
 
-	if (len > 0 && c->pool != NULL && c->buf == capture_none) {
+	if (len == 0) {
+		return; /* nothing to keep: capture_none, the empty text, is never written */
+	}
+	if (c->pool != NULL && c->buf == capture_none) {
 		char *block = agent_pool_alloc(c->pool);
 
 		if (block == NULL) {
@@ -216,13 +221,13 @@ static struct call_slot *caller_args_holder(struct provider_turn *t)
  * else the holder of that buffer and this call trade places (its text moves to this call's
  * block).
  */
-static void lend_caller_args(struct provider_turn *t, struct call_slot *slot)
+static bool lend_caller_args(struct provider_turn *t, struct call_slot *slot)
 {
 	struct call_slot *holder;
 	char *block;
 
 	if (t->caller_args == NULL || slot->args.buf == t->caller_args) {
-		return;
+		return true;
 	}
 	if (t->aux.buf == t->caller_args) {
 		/* An element's arguments wait there: they move to a pre-type block (cut there). */
@@ -244,12 +249,14 @@ static void lend_caller_args(struct provider_turn *t, struct call_slot *slot)
 		slot->args = kept;
 		slot->args.buf = t->caller_args;
 		slot->args.pool = NULL;
-		return;
+		return true;
 	}
 	if (block == capture_none) {
 		block = agent_pool_alloc(slot->args.pool);
 		if (block == NULL) {
-			return; /* not reached (a block per field); the tool loop copies them then */
+			/* Not reached (a block per field). Copying into the tool loop's buffer over
+			 * the holder's text is not an option: the call is refused. */
+			return false;
 		}
 		block[0] = '\0';
 	}
@@ -265,6 +272,7 @@ static void lend_caller_args(struct provider_turn *t, struct call_slot *slot)
 	holder->args.pool = slot->args.pool;
 	slot->args.buf = t->caller_args;
 	slot->args.pool = NULL;
+	return true;
 }
 
 int turn_emit_call(struct provider_turn *t, struct call_slot *slot)
@@ -288,8 +296,9 @@ int turn_emit_call(struct provider_turn *t, struct call_slot *slot)
 		return turn_emit_error(t, PROVIDER_ERR_LIMIT,
 				       "tool call arguments exceed the limit of 4095 bytes");
 	}
-	if (!t->call_seen) {
-		lend_caller_args(t, slot);
+	if (!t->call_seen && !lend_caller_args(t, slot)) {
+		return turn_emit_error(t, PROVIDER_ERR_LIMIT,
+				       "no memory for the tool call's arguments: its buffers are in use");
 	}
 	t->call_seen = true;
 	ev.call.call_id = slot->call_id[0] != '\0' ? slot->call_id : slot->item_id;
@@ -298,8 +307,15 @@ int turn_emit_call(struct provider_turn *t, struct call_slot *slot)
 	ev.call.arguments = slot->args.buf;
 	ev.call.arguments_len = slot->args.len;
 	(void)emit(t, &ev);
+	/*
+	 * Emitted: its block goes back, and a call in the tool loop's buffer lets go of it, so
+	 * text the server sends for this call later (a second done event, late deltas) lands in a
+	 * block of its own and never changes the arguments the tool loop was shown and runs.
+	 */
 	if (slot->args.pool != NULL) {
-		capture_reset(&slot->args); /* emitted: its block goes back */
+		capture_reset(&slot->args);
+	} else if (slot->args.buf == t->caller_args) {
+		capture_init_block(&slot->args, stream_pool, CONFIG_AGENT_TOOL_ARGS_MAX_LEN);
 	}
 	return t->stop;
 }
@@ -977,6 +993,9 @@ int provider_feed_for_test(const struct provider_request *req, const char *conte
 
 	if (ret != 0) {
 		return ret;
+	}
+	if (piece == 0) {
+		piece = 1;
 	}
 	turn_init(t, req, NULL);
 	ret = http_on_status(t, 200);

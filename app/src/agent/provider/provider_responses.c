@@ -292,7 +292,7 @@ static void args_from_pending(struct provider_turn *t, struct call_slot *slot)
 	}
 	capture_reset(&slot->args);
 	capture_add(&slot->args, p->buf, p->len);
-	slot->args.truncated = p->truncated;
+	slot->args.truncated = slot->args.truncated || p->truncated;
 	slot->args_pretype_cut = p->truncated;
 }
 

@@ -481,11 +481,14 @@ static int header_line(struct http_parser *parser)
 		return 0;
 	}
 	if (parser->line_cut) {
-		/* Read past: the framing headers must be read whole, the others are not used. */
+		/* Read past: the framing headers must be read whole; a Content-Type is handed on as
+		 * its kept start, which holds the media type; the others are not used. */
 		if (strcmp(name, "content-length") == 0 || strcmp(name, "transfer-encoding") == 0) {
 			return -EMSGSIZE;
 		}
-		return 0;
+		if (strcmp(name, "content-type") != 0) {
+			return 0;
+		}
 	}
 	if (strcmp(name, "content-length") == 0) {
 		err = parse_content_length(parser, value);

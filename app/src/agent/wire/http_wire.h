@@ -5,7 +5,8 @@
  *
  * The parser's memory is struct http_parser: the first HTTP_HEADER_KEPT bytes of a header
  * line (the names and values the client reads are short); the rest of a longer line is
- * checked as it streams past and not kept: such a header is not handed to on_header, and a
+ * checked as it streams past and not kept: such a header is not handed to on_header (but a
+ * Content-Type, handed on as its kept start, which holds the media type), and a
  * Content-Length or Transfer-Encoding that long is refused (-EMSGSIZE). Body bytes go
  * straight to the on_body callback, never into a buffer. It accepts a status line "HTTP/1.0" or "HTTP/1.1",
  * one space, a status code from 100 to 599 and an optional reason; header lines of at most

@@ -23,6 +23,7 @@
 
 #include "agent_port.h"
 #include "posix/posix_port.h"
+#include "fs_bytes.h"
 
 #define BLOCKS 48u /* the ESP32-S3 storage_partition: 192 KiB */
 
@@ -91,24 +92,6 @@ static void bd_setup(lfs_emubd_powerloss_behavior_t behavior)
 static void device_copy(struct device *from, struct device *to)
 {
 	assert_int_equal(lfs_emubd_copy(&from->cfg, &to->bd), 0);
-}
-
-/* The bytes of the file at @p path into @p buf (at most @p cap), their count; -1 when absent. */
-static inline long file_bytes(const char *path, uint8_t *buf, size_t cap)
-{
-	struct agent_file *f;
-	long len = 0;
-	int n;
-
-	if (agent_fs_open(&f, path, AGENT_FS_O_READ) != 0) {
-		return -1;
-	}
-	while ((n = agent_fs_read(f, buf + len, cap - (size_t)len)) > 0) {
-		len += n;
-	}
-	assert_int_equal(n, 0);
-	assert_int_equal(agent_fs_close(f), 0);
-	return len;
 }
 
 /* ---- the power-cut loop's steps ----------------------------------------------------------

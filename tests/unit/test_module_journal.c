@@ -22,6 +22,7 @@
 #include "sha256.h"
 
 #include "flash_fixture.h"
+#include "fs_bytes.h"
 #include "module_journal_model.h"
 
 #define JOURNAL_MAX	CONFIG_AGENT_MODULE_JOURNAL_BYTES
@@ -57,24 +58,6 @@ static int teardown(void **state)
 }
 
 /* ---- files -------------------------------------------------------------------------------- */
-
-/* The whole file at @p path into @p buf; its size, or -1 when absent. */
-static long read_file(const char *path, uint8_t *buf, size_t cap)
-{
-	struct agent_file *f;
-	long len = 0;
-	int n;
-
-	if (agent_fs_open(&f, path, AGENT_FS_O_READ) != 0) {
-		return -1;
-	}
-	while ((n = agent_fs_read(f, buf + len, cap - (size_t)len)) > 0) {
-		len += n;
-	}
-	assert_int_equal(n, 0);
-	assert_int_equal(agent_fs_close(f), 0);
-	return len;
-}
 
 static void write_file(const char *path, const uint8_t *buf, size_t len)
 {
@@ -218,7 +201,7 @@ static void documented_example(void **state)
 	assert_int_equal(got.e[0].manifest_len, 0);
 	assert_memory_equal(got.e[0].text, body, rec.body_len);
 	assert_int_equal(module_journal_append_remove("hi"), 0);
-	len = read_file(MODULE_JOURNAL_PATH, file_buf, sizeof(file_buf));
+	len = file_bytes(MODULE_JOURNAL_PATH, file_buf, sizeof(file_buf));
 	assert_int_equal(len, sizeof(doc_example));
 	assert_memory_equal(file_buf, doc_example, sizeof(doc_example));
 	/* The test's encoder writes the same bytes from the layout the page gives. */
@@ -278,10 +261,10 @@ static void round_trip(void **state)
 	assert_int_equal(got.removes, 2);
 
 	/* Replaying a good journal writes nothing. */
-	len = read_file(MODULE_JOURNAL_PATH, saved_buf, sizeof(saved_buf));
+	len = file_bytes(MODULE_JOURNAL_PATH, saved_buf, sizeof(saved_buf));
 	assert_int_equal(model_replay(&got, &report), 0);
 	assert_true(model_equal(&got, &want));
-	assert_int_equal(read_file(MODULE_JOURNAL_PATH, file_buf, sizeof(file_buf)), len);
+	assert_int_equal(file_bytes(MODULE_JOURNAL_PATH, file_buf, sizeof(file_buf)), len);
 	assert_memory_equal(file_buf, saved_buf, (size_t)len);
 	/* A null report is allowed. */
 	assert_int_equal(model_replay(&got, NULL), 0);
@@ -356,7 +339,7 @@ static void cut_at_every_byte(void **state)
 		} else {
 			assert_int_equal(model_append_remove(NULL, "alpha"), 0);
 		}
-		full = read_file(MODULE_JOURNAL_PATH, saved_buf, sizeof(saved_buf));
+		full = file_bytes(MODULE_JOURNAL_PATH, saved_buf, sizeof(saved_buf));
 		for (long len = 0; len < full; len++) {
 			bool in_a = len < (long)size_a;
 			uint32_t rec_start = in_a ? HEADER : size_a;
@@ -419,7 +402,7 @@ static void damage_every_byte(void **state)
 	assert_int_equal(model_append_import(&want, "beta", MODULE_KIND_SKILL, 0, 25, 2), 0);
 	model_copy(&prefix[3], &want);
 	starts[3] = (uint32_t)module_journal_size();
-	full = read_file(MODULE_JOURNAL_PATH, saved_buf, sizeof(saved_buf));
+	full = file_bytes(MODULE_JOURNAL_PATH, saved_buf, sizeof(saved_buf));
 	assert_int_equal(full, starts[3]);
 
 	for (long p = 0; p < full; p++) {
@@ -659,12 +642,12 @@ static void size_bound(void **state)
 	}
 	rest = (uint32_t)(JOURNAL_MAX - size) - REC(5, 0); /* the text that fills it exactly */
 	assert_true(rest >= 1u && rest <= CATALOG);
-	before = read_file(MODULE_JOURNAL_PATH, saved_buf, sizeof(saved_buf));
+	before = file_bytes(MODULE_JOURNAL_PATH, saved_buf, sizeof(saved_buf));
 	/* N+1 */
 	assert_int_equal(model_append_import(&want, "exact", MODULE_KIND_SKILL, 0, rest + 1, 1),
 			 -ENOSPC);
 	assert_int_equal(module_journal_size(), size);
-	assert_int_equal(read_file(MODULE_JOURNAL_PATH, file_buf, sizeof(file_buf)), before);
+	assert_int_equal(file_bytes(MODULE_JOURNAL_PATH, file_buf, sizeof(file_buf)), before);
 	assert_memory_equal(file_buf, saved_buf, (size_t)before);
 	/* N */
 	assert_int_equal(model_append_import(&want, "exact", MODULE_KIND_SKILL, 0, rest, 1), 0);
@@ -730,7 +713,7 @@ static void compaction_refusals(void **state)
 	(void)state;
 	assert_int_equal(model_append_import(&want, "alpha", MODULE_KIND_ROLE, 50, 400, 1), 0);
 	assert_int_equal(model_append_import(&want, "beta", MODULE_KIND_SKILL, 0, 300, 2), 0);
-	before = read_file(MODULE_JOURNAL_PATH, saved_buf, sizeof(saved_buf));
+	before = file_bytes(MODULE_JOURNAL_PATH, saved_buf, sizeof(saved_buf));
 
 	/* Three entries whose records add up to the bound plus one byte, then to the bound. */
 	last = JOURNAL_MAX - HEADER - 2u * REC(1, CATALOG) - REC(1, 0);
@@ -746,7 +729,7 @@ static void compaction_refusals(void **state)
 		if (extra == 1) {
 			assert_int_equal(module_journal_compact(model_live, &aux), -ENOSPC);
 			assert_false(file_exists(TMP_PATH));
-			assert_int_equal(read_file(MODULE_JOURNAL_PATH, file_buf, sizeof(file_buf)),
+			assert_int_equal(file_bytes(MODULE_JOURNAL_PATH, file_buf, sizeof(file_buf)),
 					 before);
 			assert_memory_equal(file_buf, saved_buf, (size_t)before);
 			check_stable(&want, (uint32_t)before);
@@ -826,7 +809,7 @@ static void skipped_import_still_checked(void **state)
 	assert_int_equal(report.records, 2);
 
 	/* Damage the skipped import's body: it ends the replay, reported. */
-	full = read_file(MODULE_JOURNAL_PATH, file_buf, sizeof(file_buf));
+	full = file_bytes(MODULE_JOURNAL_PATH, file_buf, sizeof(file_buf));
 	file_buf[HEADER + HEAD + 5 + 300] ^= 0x10;
 	write_file(MODULE_JOURNAL_PATH, file_buf, (size_t)full);
 	model_clear(&got);
@@ -883,7 +866,7 @@ static int fault_run(enum fault_op op)
 /* The journal's bytes now are @p buf's @p len (-1: absent or empty is accepted for 0). */
 static bool journal_is(const uint8_t *buf, long len)
 {
-	long now = read_file(MODULE_JOURNAL_PATH, file_buf, sizeof(file_buf));
+	long now = file_bytes(MODULE_JOURNAL_PATH, file_buf, sizeof(file_buf));
 
 	if (len <= 0) {
 		return now <= 0;
@@ -913,7 +896,7 @@ static void fault_at_every_call(void **state)
 		assert_int_equal(model_append_remove(NULL, "beta"), 0);
 		assert_int_equal(
 			model_append_import(NULL, "beta", MODULE_KIND_SKILL, 0, 200, 3), 0);
-		base_len = read_file(MODULE_JOURNAL_PATH, saved_buf, sizeof(saved_buf));
+		base_len = file_bytes(MODULE_JOURNAL_PATH, saved_buf, sizeof(saved_buf));
 		if (op == F_REPLAY) {
 			base_len -= 7; /* the last record cut short */
 		}
@@ -927,7 +910,7 @@ static void fault_at_every_call(void **state)
 		assert_int_equal(fault_run((enum fault_op)op), 0);
 		calls = posix_fs_calls();
 		assert_int_equal(model_replay(&new_model, &report), 0);
-		new_len = read_file(MODULE_JOURNAL_PATH, new_buf, sizeof(new_buf));
+		new_len = file_bytes(MODULE_JOURNAL_PATH, new_buf, sizeof(new_buf));
 		assert_true(calls > 0);
 
 		for (long k = 0; k < calls; k++) {

@@ -246,15 +246,3 @@ int conv_store_info_get(struct conv_store_info *info)
 	conv_leave();
 	return 0;
 }
-
-/* ---- memory ------------------------------------------------------------------------------- */
-
-size_t conv_store_peak_bytes(void)
-{
-	struct agent_pool_stats st;
-
-	if (io_pool == NULL || agent_pool_stats_get(io_pool, &st) != 0) {
-		return 0;
-	}
-	return (size_t)(st.blocks_total - st.blocks_free_min) * st.block_bytes;
-}

@@ -195,7 +195,4 @@ int conv_store_export(uint8_t slot, uint32_t off, void *buf, size_t len, uint32_
 /** Remove the conversation in @p slot (and its backup); -ENOENT when empty. */
 int conv_store_delete(uint8_t slot);
 
-/** Peak bytes of the store's I/O pool since boot. */
-size_t conv_store_peak_bytes(void);
-
 #endif /* AGENT_CONV_STORE_H */

@@ -931,6 +931,48 @@ static void test_every_byte(void **state)
 	}
 }
 
+/*
+ * Every byte value at every place of a run of plain bytes longer than two words: the string
+ * loop tests a word at a time (stop_mask()), so a byte that stops the run must be found
+ * in any lane of a word, and the bytes around it stay where they were.
+ */
+static void test_every_byte_in_every_lane(void **state)
+{
+	enum { RUN = 24 };
+	char doc[RUN + 2];
+	char want[RUN + 2];
+	struct rec r;
+
+	(void)state;
+	for (int c = 0; c < 256; c++) {
+		for (int at = 0; at < RUN; at++) {
+			int rc;
+
+			doc[0] = '"';
+			memset(doc + 1, 'a', RUN);
+			doc[1 + at] = (char)c;
+			doc[RUN + 1] = '"';
+			rec_init(&r);
+			rc = tokenize(&r, doc, sizeof(doc), NULL, 0);
+			if (c < 0x20 || c == '"' || c == '\\') {
+				/* a control byte; a quote ends the string early; "\a" is no escape */
+				assert_int_equal(rc, -EBADMSG);
+			} else if (c < 0x80) {
+				assert_int_equal(rc, 0);
+				assert_int_equal(r.str.len, RUN);
+				assert_memory_equal(r.str.data, doc + 1, RUN);
+			} else {
+				memset(want, 'a', RUN + 2);
+				memcpy(want + at, "\xef\xbf\xbd", 3);
+				assert_int_equal(rc, 0);
+				assert_int_equal(r.str.len, RUN + 2);
+				assert_memory_equal(r.str.data, want, RUN + 2);
+			}
+			rec_free(&r);
+		}
+	}
+}
+
 /* ---- strings: escapes, surrogates, UTF-8 ---- */
 
 static void test_escapes(void **state)
@@ -1439,6 +1481,7 @@ int main(void)
 		cmocka_unit_test(test_valid_documents),
 		cmocka_unit_test(test_malformed_documents),
 		cmocka_unit_test(test_every_byte),
+		cmocka_unit_test(test_every_byte_in_every_lane),
 		cmocka_unit_test(test_escapes),
 		cmocka_unit_test(test_utf8),
 		cmocka_unit_test(test_fragments_are_long),

@@ -460,6 +460,7 @@ void turn_aux_reset(struct provider_turn *t)
 void turn_event_reset(struct provider_turn *t)
 {
 	capture_reset(&t->type_cap);
+	t->type_kind = 0;
 	capture_reset(&t->item_id_cap);
 	capture_reset(&t->pending);
 	turn_aux_reset(t);

@@ -75,6 +75,7 @@ struct provider_turn {
 	/* Per event (reset at each event). */
 	char type[FIELD_SMALL + 1];
 	struct capture type_cap;
+	uint8_t type_kind; /* Responses: type_cap classified once it is whole (0: another type) */
 	int32_t output_index;
 	char item_id[PROVIDER_ID_MAX + 1];
 	struct capture item_id_cap;

@@ -11,9 +11,56 @@
 #include "provider_internal.h"
 #include "provider_keys.h"
 
-static bool type_is(const struct provider_turn *t, const char *type)
+/*
+ * The event types the adapter acts on. The type is classified once, when its string is whole,
+ * so the many tests of it per event compare a number, not the string.
+ */
+enum event_type {
+	T_OTHER, /* not known yet, or a type the adapter passes over */
+	T_OUTPUT_TEXT_DELTA,
+	T_REFUSAL_DELTA,
+	T_REASONING_TEXT_DELTA,
+	T_REASONING_SUMMARY_TEXT_DELTA,
+	T_OUTPUT_TEXT_DONE,
+	T_ARGUMENTS_DELTA,
+	T_ARGUMENTS_DONE,
+	T_ITEM_ADDED,
+	T_ITEM_DONE,
+	T_COMPLETED,
+	T_INCOMPLETE,
+	T_FAILED,
+	T_ERROR,
+};
+
+static const char *const event_type_name[] = {
+	[T_OUTPUT_TEXT_DELTA] = "response.output_text.delta",
+	[T_REFUSAL_DELTA] = "response.refusal.delta",
+	[T_REASONING_TEXT_DELTA] = "response.reasoning_text.delta",
+	[T_REASONING_SUMMARY_TEXT_DELTA] = "response.reasoning_summary_text.delta",
+	[T_OUTPUT_TEXT_DONE] = "response.output_text.done",
+	[T_ARGUMENTS_DELTA] = "response.function_call_arguments.delta",
+	[T_ARGUMENTS_DONE] = "response.function_call_arguments.done",
+	[T_ITEM_ADDED] = "response.output_item.added",
+	[T_ITEM_DONE] = "response.output_item.done",
+	[T_COMPLETED] = "response.completed",
+	[T_INCOMPLETE] = "response.incomplete",
+	[T_FAILED] = "response.failed",
+	[T_ERROR] = "error",
+};
+
+static uint8_t event_type_of(const struct capture *type)
 {
-	return capture_is(&t->type_cap, type);
+	for (uint8_t k = T_OTHER + 1; k < ARRAY_SIZE_OF(event_type_name); k++) {
+		if (capture_is(type, event_type_name[k])) {
+			return k;
+		}
+	}
+	return T_OTHER;
+}
+
+static bool type_is(const struct provider_turn *t, enum event_type type)
+{
+	return t->type_kind == type;
 }
 
 static bool type_known(const struct provider_turn *t)
@@ -23,13 +70,13 @@ static bool type_known(const struct provider_turn *t)
 
 static bool is_text_delta(const struct provider_turn *t)
 {
-	return type_is(t, "response.output_text.delta") || type_is(t, "response.refusal.delta");
+	return type_is(t, T_OUTPUT_TEXT_DELTA) || type_is(t, T_REFUSAL_DELTA);
 }
 
 static bool is_reasoning_delta(const struct provider_turn *t)
 {
-	return type_is(t, "response.reasoning_text.delta") ||
-	       type_is(t, "response.reasoning_summary_text.delta");
+	return type_is(t, T_REASONING_TEXT_DELTA) ||
+	       type_is(t, T_REASONING_SUMMARY_TEXT_DELTA);
 }
 
 /* The call an argument delta belongs to, when the event has said which. */
@@ -68,11 +115,11 @@ static void on_delta(struct provider_turn *t, const struct json_value *v)
 		turn_emit_text(t, v->text, v->len, false);
 	} else if (type_known(t) && is_reasoning_delta(t)) {
 		turn_emit_text(t, v->text, v->len, true);
-	} else if (type_is(t, "response.function_call_arguments.delta") && delta_call(t) != NULL) {
+	} else if (type_is(t, T_ARGUMENTS_DELTA) && delta_call(t) != NULL) {
 		struct call_slot *slot = delta_call(t);
 
 		capture_add(&slot->args, v->text, v->len);
-	} else if (!type_known(t) || type_is(t, "response.function_call_arguments.delta")) {
+	} else if (!type_known(t) || type_is(t, T_ARGUMENTS_DELTA)) {
 		pend(t, PENDING_DELTA, v);
 	}
 	/* Deltas of other types (hosted tools, audio, ...) are not kept. */
@@ -113,6 +160,9 @@ static void on_string(struct provider_turn *t, const struct json_stream *js,
 	case S_TYPE:
 		if (json_stream_path_is(js, "type")) {
 			capture_string(&t->type_cap, v);
+			if (v->last) {
+				t->type_kind = event_type_of(&t->type_cap);
+			}
 		} else if (json_stream_path_is(js, "item.type")) {
 			capture_string(&t->item_type_cap, v);
 		}
@@ -131,7 +181,7 @@ static void on_string(struct provider_turn *t, const struct json_stream *js,
 		if (json_stream_path_is(js, "text") &&
 		    (!t->text_seen || t->pending_kind == PENDING_STREAMED)) {
 			/* Final text: needed only from a server that streamed no delta. */
-			if (type_is(t, "response.output_text.done")) {
+			if (type_is(t, T_OUTPUT_TEXT_DONE)) {
 				t->pending_kind = PENDING_STREAMED;
 				turn_emit_text(t, v->text, v->len, false);
 			} else if (!type_known(t)) {
@@ -323,12 +373,12 @@ static int on_event_end(struct provider_turn *t)
 		turn_emit_pending(t, false, "its event's type");
 	} else if (is_reasoning_delta(t) && t->pending_kind == PENDING_DELTA) {
 		turn_emit_pending(t, true, "its event's type");
-	} else if (type_is(t, "response.output_text.done")) {
+	} else if (type_is(t, T_OUTPUT_TEXT_DONE)) {
 		/* Only a server that streamed no delta needs the final text. */
 		if (!t->text_seen && t->pending_kind == PENDING_TEXT) {
 			turn_emit_pending(t, false, "its event's type");
 		}
-	} else if (type_is(t, "response.function_call_arguments.delta")) {
+	} else if (type_is(t, T_ARGUMENTS_DELTA)) {
 		slot = delta_call(t);
 		if (slot != NULL && t->pending_kind == PENDING_DELTA) {
 			capture_add(&slot->args, t->pending.buf, t->pending.len);
@@ -337,27 +387,27 @@ static int on_event_end(struct provider_turn *t)
 				slot->args_pretype_cut = true;
 			}
 		}
-	} else if (type_is(t, "response.function_call_arguments.done")) {
+	} else if (type_is(t, T_ARGUMENTS_DONE)) {
 		slot = delta_call(t);
 		if (slot != NULL && t->pending_kind == PENDING_ARGS) {
 			args_from_pending(t, slot);
 		}
-	} else if (type_is(t, "response.output_item.added")) {
+	} else if (type_is(t, T_ITEM_ADDED)) {
 		item_added(t);
-	} else if (type_is(t, "response.output_item.done")) {
+	} else if (type_is(t, T_ITEM_DONE)) {
 		item_done(t);
-	} else if (type_is(t, "response.completed")) {
+	} else if (type_is(t, T_COMPLETED)) {
 		t->terminal = true;
-	} else if (type_is(t, "response.incomplete")) {
+	} else if (type_is(t, T_INCOMPLETE)) {
 		t->terminal = true;
 		snprintf(line, sizeof(line), "the response is incomplete: %s",
 			 t->reason_cap.len > 0 ? t->reason : "no reason given");
 		turn_emit_error(t, PROVIDER_ERR_INCOMPLETE, line);
-	} else if (type_is(t, "response.failed")) {
+	} else if (type_is(t, T_FAILED)) {
 		t->terminal = true;
 		error_message(t, "the response failed", line, sizeof(line));
 		turn_emit_error(t, PROVIDER_ERR_FAILED, line);
-	} else if (type_is(t, "error")) {
+	} else if (type_is(t, T_ERROR)) {
 		error_message(t, "the provider reported an error", line, sizeof(line));
 		turn_emit_error(t, PROVIDER_ERR_STREAM, line);
 	}

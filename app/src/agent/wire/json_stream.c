@@ -69,6 +69,49 @@ static const uint8_t plain[256] = {
 	R16(0), R16(0), R16(0), R16(0), R16(0), R16(0), R16(0), R16(0),
 };
 
+/*
+ * The bytes of the word at @p p that are not plain (as in plain[]), as a mask with the top bit
+ * of each such byte set, tested together. A byte from 0x80 has its top bit set already; for the
+ * others, subtracting 0x20 from every byte sets the top bit of those below 0x20, and
+ * subtracting 1 from x ^ '"' (x ^ '\\') sets it in those equal to the quote (backslash). A
+ * borrow only reaches the bytes above a hit, so the mask is 0 exactly when every byte is plain
+ * and its lowest byte in memory order that is set is the first byte that is not.
+ */
+typedef size_t word_t;
+#define WORD_ONES ((word_t)-1 / 0xFF)
+#define WORD_HIGH (WORD_ONES * 0x80)
+
+static word_t stop_mask(const uint8_t *p)
+{
+	word_t x;
+
+	memcpy(&x, p, sizeof(x));
+	return ((x - WORD_ONES * 0x20) | ((x ^ (WORD_ONES * '"')) - WORD_ONES) |
+		((x ^ (WORD_ONES * '\\')) - WORD_ONES) | x) &
+	       WORD_HIGH;
+}
+
+/* The first byte at or after @p, before @p end, that is not plain; @p end if none. */
+static const uint8_t *plain_run_end(const uint8_t *p, const uint8_t *end)
+{
+	while ((size_t)(end - p) >= sizeof(word_t)) {
+		word_t m = stop_mask(p);
+
+		if (m != 0) {
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+			return p + ((unsigned int)__builtin_ctzll((unsigned long long)m) / 8u);
+#else
+			break; /* the byte loop below finds it */
+#endif
+		}
+		p += sizeof(word_t);
+	}
+	while (p < end && plain[*p]) {
+		p++;
+	}
+	return p;
+}
+
 static bool is_space(uint8_t c)
 {
 	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
@@ -304,13 +347,7 @@ static int scan_string(struct json_stream *js, const uint8_t **pp, const uint8_t
 	}
 	run = p;
 	for (;;) {
-		/* Four at a time while they last: one bound check per four bytes. */
-		while (end - p >= 4 && plain[p[0]] && plain[p[1]] && plain[p[2]] && plain[p[3]]) {
-			p += 4;
-		}
-		while (p < end && plain[*p]) {
-			p++;
-		}
+		p = plain_run_end(p, end);
 		if (p == end) {
 			*pp = p;
 			return flush_run(js, run, p, false);

@@ -62,6 +62,25 @@ def test_bench_stream_side_by_side() -> None:
     assert "FAIL: the corpus ratio" in lower.stdout
 
 
+#: Issue 16's goal: the core's stream path at most half the reference pipeline's instructions
+#: per KiB over the recorded corpus (weighted by size).
+CORPUS_GOAL = 0.5
+
+
+def test_bench_stream_corpus_within_goal() -> None:
+    """The whole recorded corpus (and the synthetic streams) with the goal as --max-ratio."""
+    result = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "bench_stream.py"), "--reps", "1",
+         "--build-dir", str(BUILD), "--max-ratio", str(CORPUS_GOAL)],
+        capture_output=True, text=True, timeout=900, check=False)
+    match = re.search(r"recorded corpus: (\d+) streams, .* ratio core / reference (\d+\.\d+)\n",
+                      result.stdout)
+    assert match is not None, result.stdout + result.stderr
+    assert int(match.group(1)) >= 20, result.stdout  # the corpus was read, not a few streams
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert float(match.group(2)) <= CORPUS_GOAL
+
+
 def test_bench_stream_outputs_must_agree() -> None:
     same = {k: "1" for k in bench_stream.OUTPUT_KEYS}
     bench_stream.check_same("s", same, dict(same, ref_line_peak="300"))

@@ -154,10 +154,10 @@ static int on_value(struct provider_turn *t, const struct json_stream *js,
 		if (json_stream_depth(js) != 2 && json_stream_depth(js) != 5) {
 			return t->stop; /* the depths of CHOICE_PATH and CALL_PATH */
 		}
-		if (json_stream_path_is(js, CHOICE_PATH)) {
+		if (json_stream_depth(js) == 2 && json_stream_path_is(js, CHOICE_PATH)) {
 			t->choice_index = -1;
 			capture_reset(&t->reason_cap);
-		} else if (json_stream_path_is(js, CALL_PATH)) {
+		} else if (json_stream_depth(js) == 5 && json_stream_path_is(js, CALL_PATH)) {
 			element_begin(t);
 		}
 		return t->stop;
@@ -165,11 +165,11 @@ static int on_value(struct provider_turn *t, const struct json_stream *js,
 		if (json_stream_depth(js) != 2 && json_stream_depth(js) != 5) {
 			return t->stop;
 		}
-		if (json_stream_path_is(js, CALL_PATH)) {
+		if (json_stream_depth(js) == 5 && json_stream_path_is(js, CALL_PATH)) {
 			if (t->choice_index <= 0) {
 				element_end(t, js);
 			}
-		} else if (json_stream_path_is(js, CHOICE_PATH)) {
+		} else if (json_stream_depth(js) == 2 && json_stream_path_is(js, CHOICE_PATH)) {
 			if (t->choice_index <= 0 && t->pending_kind != PENDING_NONE) {
 				turn_emit_pending(t, t->pending_kind == PENDING_REASONING,
 						  "its choice's index");

@@ -702,80 +702,92 @@ static void string_begin(struct json_stream *js, bool in_key)
 	}
 }
 
-/* Between tokens: white space, punctuation, or the first byte of a token. */
+/*
+ * Between tokens: white space, punctuation, or the first byte of a token. Punctuation and
+ * white space are read in one loop; a string is read on from its opening quote here, so a
+ * short member costs no trip through json_stream_feed()'s dispatch. After the document, every
+ * byte but white space is refused by the grammar below (no value is due, no container open).
+ */
 static int structural(struct json_stream *js, const uint8_t **pp, const uint8_t *end)
 {
 	const uint8_t *p = *pp;
-	bool value_due = js->state == ST_VALUE || js->state == ST_ARRAY_FIRST;
 	struct json_level *lv;
+	bool value_due;
 	uint8_t c;
-	int rc = 0;
+	int rc;
 
-	while (p < end && is_space(*p)) {
-		p++;
-	}
-	if (p == end) {
-		*pp = p;
-		return 0;
-	}
-	c = *p++;
-	*pp = p;
-	switch (c) {
-	case '{':
-	case '[':
-		return value_due ? open_container(js, c == '[') : -EBADMSG;
-	case '}':
-	case ']':
-		return close_container(js, c == ']');
-	case ',':
-		if (js->state != ST_AFTER_VALUE) {
-			return -EBADMSG;
+	for (;;) {
+		while (p < end && is_space(*p)) {
+			p++;
 		}
-		lv = level_at(js, js->depth);
-		if (lv->is_array) {
-			if (lv->index < INT32_MAX) {
-				lv->index++;
-			}
-			js->state = ST_VALUE;
-		} else {
-			js->state = ST_KEY;
-		}
-		return 0;
-	case ':':
-		if (js->state != ST_COLON) {
-			return -EBADMSG;
-		}
-		js->state = ST_VALUE;
-		return 0;
-	case '"':
-		if (js->state == ST_OBJECT_FIRST || js->state == ST_KEY) {
-			string_begin(js, true);
+		if (p == end) {
+			*pp = p;
 			return 0;
 		}
-		if (!value_due) {
-			return -EBADMSG;
+		c = *p++;
+		*pp = p;
+		value_due = js->state == ST_VALUE || js->state == ST_ARRAY_FIRST;
+		switch (c) {
+		case '"':
+			if (js->state == ST_OBJECT_FIRST || js->state == ST_KEY) {
+				string_begin(js, true);
+			} else if (value_due) {
+				string_begin(js, false);
+			} else {
+				return -EBADMSG;
+			}
+			return p < end ? scan_string(js, pp, end) : 0;
+		case ',':
+			if (js->state != ST_AFTER_VALUE) {
+				return -EBADMSG;
+			}
+			lv = level_at(js, js->depth);
+			if (lv->is_array) {
+				if (lv->index < INT32_MAX) {
+					lv->index++;
+				}
+				js->state = ST_VALUE;
+			} else {
+				js->state = ST_KEY;
+			}
+			continue;
+		case ':':
+			if (js->state != ST_COLON) {
+				return -EBADMSG;
+			}
+			js->state = ST_VALUE;
+			continue;
+		case '{':
+		case '[':
+			rc = value_due ? open_container(js, c == '[') : -EBADMSG;
+			break;
+		case '}':
+		case ']':
+			rc = close_container(js, c == ']');
+			break;
+		case 't':
+		case 'f':
+		case 'n':
+			if (!value_due) {
+				return -EBADMSG;
+			}
+			js->lex = LEX_LITERAL;
+			js->lit = c == 't' ? 0 : c == 'f' ? 1 : 2;
+			js->sub = 1;
+			return 0;
+		default:
+			if (!value_due || !(c == '-' || is_digit(c))) {
+				return -EBADMSG;
+			}
+			js->lex = LEX_NUMBER;
+			js->sub = c == '-' ? NUM_MINUS : c == '0' ? NUM_ZERO : NUM_INT;
+			js->num[0] = (char)c;
+			js->num_len = 1;
+			return 0;
 		}
-		string_begin(js, false);
-		return 0;
-	case 't':
-	case 'f':
-	case 'n':
-		if (!value_due) {
-			return -EBADMSG;
+		if (rc != 0) {
+			return rc;
 		}
-		js->lex = LEX_LITERAL;
-		js->lit = c == 't' ? 0 : c == 'f' ? 1 : 2;
-		js->sub = 1;
-		return 0;
-	default:
-		if (!value_due || !(c == '-' || is_digit(c))) {
-			return -EBADMSG;
-		}
-		js->lex = LEX_NUMBER;
-		js->sub = c == '-' ? NUM_MINUS : c == '0' ? NUM_ZERO : NUM_INT;
-		js->num[0] = (char)c;
-		js->num_len = 1;
-		return rc;
 	}
 }
 
@@ -819,13 +831,6 @@ int json_stream_feed(struct json_stream *js, const char *data, size_t len)
 	while (p < end && rc == 0) {
 		switch (js->lex) {
 		case LEX_NONE:
-			if (js->state == ST_DONE) {
-				while (p < end && is_space(*p)) {
-					p++;
-				}
-				rc = p < end ? -EBADMSG : 0;
-				break;
-			}
 			rc = structural(js, &p, end);
 			break;
 		case LEX_STRING:
@@ -882,11 +887,6 @@ int json_stream_finish(struct json_stream *js)
 	return js->state == ST_DONE ? 0 : -EBADMSG;
 }
 
-int json_stream_depth(const struct json_stream *js)
-{
-	return js->depth;
-}
-
 /* Whether @p seg starts with the one-character segment @p c ("#" or "*"). */
 static bool seg_is(const char *seg, char c)
 {
@@ -925,8 +925,12 @@ bool json_stream_path_is(const struct json_stream *js, const char *path)
 			}
 			n = lv->key_len;
 			for (size_t i = 0; i < n; i++) {
-				/* A key holding '.' or NUL matches no segment (a segment has neither). */
-				if (seg[i] != lv->key[i] || seg[i] == '.' || seg[i] == '\0') {
+				char sc = seg[i];
+
+				/* A key holding '.' or NUL matches no segment (a segment has neither);
+				 * both sort at or below '.', where few key bytes are. */
+				if (sc != lv->key[i] ||
+				    ((unsigned char)sc <= '.' && (sc == '.' || sc == '\0'))) {
 					return false;
 				}
 			}
@@ -940,24 +944,6 @@ bool json_stream_path_is(const struct json_stream *js, const char *path)
 		seg += n + 1;
 	}
 	return false;
-}
-
-const char *json_stream_key(const struct json_stream *js, int level)
-{
-	if (level < 1 || level > js->depth || level > JSON_PATH_DEPTH || js->level[level].is_array) {
-		return NULL;
-	}
-	return js->level[level].key;
-}
-
-const char *json_stream_key_n(const struct json_stream *js, int level, size_t *len,
-			      bool *truncated)
-{
-	const char *key = json_stream_key(js, level);
-
-	*len = key != NULL ? js->level[level].key_len : 0;
-	*truncated = key != NULL && js->level[level].key_truncated;
-	return key;
 }
 
 int json_stream_index(const struct json_stream *js, int level)

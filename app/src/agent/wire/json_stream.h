@@ -125,7 +125,10 @@ int json_stream_finish(struct json_stream *js);
  * Depth of the value being reported: 0 for the document itself, 1 for a member or element
  * of it, and so on. For JSON_OBJECT_END/JSON_ARRAY_END it is the depth of the container.
  */
-int json_stream_depth(const struct json_stream *js);
+static inline int json_stream_depth(const struct json_stream *js)
+{
+	return js->depth;
+}
 
 /**
  * The path of the value being reported, matched in full from the root: names separated by
@@ -136,15 +139,28 @@ int json_stream_depth(const struct json_stream *js);
 bool json_stream_path_is(const struct json_stream *js, const char *path);
 
 /** The key of the value at @p level (1..depth) when that level is an object member, or NULL. */
-const char *json_stream_key(const struct json_stream *js, int level);
+static inline const char *json_stream_key(const struct json_stream *js, int level)
+{
+	if (level < 1 || level > js->depth || level > JSON_PATH_DEPTH || js->level[level].is_array) {
+		return NULL;
+	}
+	return js->level[level].key;
+}
 
 /**
  * The same with its length in @p len: a key may hold NUL bytes ("\u0000"), which the string
  * alone hides. A truncated key is returned as kept, with @p truncated set (a key longer than
  * JSON_KEY_MAX equals no name of that length or shorter).
  */
-const char *json_stream_key_n(const struct json_stream *js, int level, size_t *len,
-			      bool *truncated);
+static inline const char *json_stream_key_n(const struct json_stream *js, int level,
+					    size_t *len, bool *truncated)
+{
+	const char *key = json_stream_key(js, level);
+
+	*len = key != NULL ? js->level[level].key_len : 0;
+	*truncated = key != NULL && js->level[level].key_truncated;
+	return key;
+}
 
 /** The index of the element at @p level (1..depth) when that level is an array, or -1. */
 int json_stream_index(const struct json_stream *js, int level);

@@ -136,3 +136,29 @@ def test_recursion_without_a_stated_depth_fails(built: tuple[Path, Any, dict[str
     assert cut_report["cycles"] == [
         "tool_session.c:write_object_schema -> tool_session.c:write_object_schema"]
     assert "cycle(s) of the call graph without a stated depth" in proc.stderr
+
+
+def test_a_narrower_root_table_reports_without_budgets(
+        built: tuple[Path, Any, dict[str, Any]], tmp_path: Path) -> None:
+    """--threads tests/cm33/roots-agent-init.txt: the scope of issue 16's outside figure."""
+    _, _, full = built
+    proc, narrow = run(tmp_path, "--threads", str(CM33 / "roots-agent-init.txt"), reuse=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "budgets not checked: the roots are those of" in proc.stdout
+    assert list(narrow["chains"]) == ["main"]
+    # agent_init() keeps every tool and the reference pages, but not the frontends, the
+    # provider and the SMP group that only the other threads reach.
+    assert narrow["flash"]["reference pages"] == pytest.approx(
+        full["flash"]["reference pages"], abs=64)  # the same pages; alignment may differ
+    assert 0 < narrow["flash"]["tools"] <= full["flash"]["tools"]
+    assert narrow["figures"]["flash"] < full["figures"]["flash"] - 40_000
+
+
+def test_budgets_are_not_written_from_another_root_table(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--build-dir", str(tmp_path / "cm33"), "--threads",
+         str(CM33 / "roots-agent-init.txt"), "--write-budgets"],
+        cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 2
+    assert "not with --threads" in proc.stderr
+    assert not (tmp_path / "cm33").exists()

@@ -15,5 +15,10 @@ if(NOT DEFINED Python3_EXECUTABLE AND NOT DEFINED WEST_PYTHON
   set(Python3_EXECUTABLE ${AGENT_APP_DIR}/../.venv/bin/python)
 endif()
 set(APPLICATION_CONFIG_DIR ${AGENT_APP_DIR})
-set(KCONFIG_ROOT ${AGENT_APP_DIR}/Kconfig)
+# A suite may put test-only symbols over app/Kconfig (a Kconfig file that sources it).
+if(DEFINED AGENT_KCONFIG_ROOT)
+  set(KCONFIG_ROOT ${AGENT_KCONFIG_ROOT})
+else()
+  set(KCONFIG_ROOT ${AGENT_APP_DIR}/Kconfig)
+endif()
 include(${AGENT_APP_DIR}/CMakeLists.txt)

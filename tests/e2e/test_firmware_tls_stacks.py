@@ -12,8 +12,8 @@ request and the chunked SSE body all run on the worker thread. Then:
   figure without TLS on the same image) and after the HTTPS ones (`stack: worker peak N of M B`). native_sim runs the
   worker on a host stack, which the port paints and reads (app/src/port/zephyr/thread.c), so
   the figure is the host ABI's (x86-64 frames and the host C library's socket calls through
-  NSOS), not a Cortex-M one; mps2/an385 has no TLS image (docs/zephyr-port.md, "Measured
-  stacks and heaps").
+  NSOS), not a Cortex-M one; test_firmware_stream_tls_stacks.py measures the same dialogue
+  over TLS on mps2/an385 (docs/zephyr-port.md, "Measured stacks and heaps").
 - `port_measure` (app/src/port/zephyr/port_measure.c, test builds only) gives the peak of Mbed
   TLS's heap (bytes and blocks handed out, and the header each block takes) and the deepest the
   worker's stack went inside a connect, plain and with TLS (the handshake runs in zsock_connect()),

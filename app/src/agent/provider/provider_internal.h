@@ -75,7 +75,6 @@ struct provider_turn {
 	/* Per event (reset at each event). */
 	char type[FIELD_SMALL + 1];
 	struct capture type_cap;
-	uint8_t type_kind; /* Responses: type_cap classified once it is whole (0: another type) */
 	int32_t output_index;
 	char item_id[PROVIDER_ID_MAX + 1];
 	struct capture item_id_cap;
@@ -100,6 +99,7 @@ struct provider_turn {
 	char err_code[FIELD_SMALL + 1];
 	struct capture err_code_cap;
 	bool err_seen;
+	uint8_t type_kind; /* Responses: type_cap classified once it is whole (0: another type) */
 	char status[FIELD_SMALL + 1];
 	struct capture status_cap;
 	char reason[FIELD_SMALL + 1]; /* incomplete_details.reason, finish_reason */

@@ -973,6 +973,51 @@ static void test_every_byte_in_every_lane(void **state)
 	}
 }
 
+/*
+ * Two bytes that stop a run in one word, every pair of places: the first must be the one
+ * found (an invalid UTF-8 byte, which becomes U+FFFD where it stood), then the escape after
+ * it. Taking any flagged lane but the lowest would copy the 0x80 through raw.
+ */
+static void test_first_stop_in_a_word_wins(void **state)
+{
+	enum { RUN = 24 };
+	char doc[RUN + 2];
+	char want[RUN + 2];
+	struct rec r;
+
+	(void)state;
+	for (int i = 0; i + 2 < RUN; i++) {
+		for (int j = i + 1; j + 1 < RUN; j++) {
+			int rc;
+			size_t n = 0;
+
+			doc[0] = '"';
+			memset(doc + 1, 'a', RUN);
+			doc[1 + i] = (char)0x80;
+			doc[1 + j] = '\\';
+			doc[2 + j] = 'n';
+			doc[RUN + 1] = '"';
+			for (int k = 0; k < RUN; k++) {
+				if (k == i) {
+					memcpy(want + n, "\xef\xbf\xbd", 3);
+					n += 3;
+				} else if (k == j) {
+					want[n++] = '\n';
+					k++;
+				} else {
+					want[n++] = 'a';
+				}
+			}
+			rec_init(&r);
+			rc = tokenize(&r, doc, sizeof(doc), NULL, 0);
+			assert_int_equal(rc, 0);
+			assert_int_equal(r.str.len, n);
+			assert_memory_equal(r.str.data, want, n);
+			rec_free(&r);
+		}
+	}
+}
+
 /* ---- strings: escapes, surrogates, UTF-8 ---- */
 
 static void test_escapes(void **state)
@@ -1482,6 +1527,7 @@ int main(void)
 		cmocka_unit_test(test_malformed_documents),
 		cmocka_unit_test(test_every_byte),
 		cmocka_unit_test(test_every_byte_in_every_lane),
+		cmocka_unit_test(test_first_stop_in_a_word_wins),
 		cmocka_unit_test(test_escapes),
 		cmocka_unit_test(test_utf8),
 		cmocka_unit_test(test_fragments_are_long),

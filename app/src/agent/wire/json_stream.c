@@ -77,7 +77,10 @@ static const uint8_t plain[256] = {
  * borrow only reaches the bytes above a hit, so the mask is 0 exactly when every byte is plain
  * and its lowest byte in memory order that is set is the first byte that is not.
  */
-typedef size_t word_t;
+#ifndef JSON_STREAM_WORD
+#define JSON_STREAM_WORD size_t /* a unit test builds the 32-bit word on a 64-bit host too */
+#endif
+typedef JSON_STREAM_WORD word_t;
 #define WORD_ONES ((word_t)-1 / 0xFF)
 #define WORD_HIGH (WORD_ONES * 0x80)
 
@@ -98,8 +101,15 @@ static const uint8_t *plain_run_end(const uint8_t *p, const uint8_t *end)
 		word_t m = stop_mask(p);
 
 		if (m != 0) {
-#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-			return p + ((unsigned int)__builtin_ctzll((unsigned long long)m) / 8u);
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) &&                                             \
+	__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && !defined(JSON_STREAM_NO_CTZ)
+			/* One instruction pair on a 32-bit word (a Cortex-M's RBIT and CLZ); the
+			 * 64-bit builtin on a 32-bit target is a library call. */
+			unsigned int bit = sizeof(word_t) <= sizeof(unsigned int)
+						   ? (unsigned int)__builtin_ctz((unsigned int)m)
+						   : (unsigned int)__builtin_ctzll((unsigned long long)m);
+
+			return p + bit / 8u;
 #else
 			break; /* the byte loop below finds it */
 #endif

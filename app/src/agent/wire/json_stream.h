@@ -75,7 +75,9 @@ struct json_level {
 struct json_stream {
 	json_value_fn fn;
 	void *user_data;
-	/* Private state below: json_stream.c owns its layout. */
+	/* Private state below: json_stream.c owns its layout; only the inline accessors of this
+	 * header (json_stream_depth(), json_stream_key(), json_stream_key_n()) read depth and
+	 * level[]. */
 	struct json_level level[JSON_PATH_DEPTH + 1]; /* [1..depth]; [0] is unused */
 	struct json_level deep; /* shared by the levels below JSON_PATH_DEPTH */
 	uint32_t deep_array;	/* bit n: level JSON_PATH_DEPTH + 1 + n is an array */

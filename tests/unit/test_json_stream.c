@@ -931,6 +931,14 @@ static void test_every_byte(void **state)
 	}
 }
 
+/* A string of @p run plain bytes ('a') between quotes, @p run + 2 bytes at @p doc. */
+static void plain_string_doc(char *doc, size_t run)
+{
+	doc[0] = '"';
+	memset(doc + 1, 'a', run);
+	doc[run + 1] = '"';
+}
+
 /*
  * Every byte value at every place of a run of plain bytes longer than two words: the string
  * loop tests a word at a time (stop_mask()), so a byte that stops the run must be found
@@ -948,10 +956,8 @@ static void test_every_byte_in_every_lane(void **state)
 		for (int at = 0; at < RUN; at++) {
 			int rc;
 
-			doc[0] = '"';
-			memset(doc + 1, 'a', RUN);
+			plain_string_doc(doc, RUN);
 			doc[1 + at] = (char)c;
-			doc[RUN + 1] = '"';
 			rec_init(&r);
 			rc = tokenize(&r, doc, sizeof(doc), NULL, 0);
 			if (c < 0x20 || c == '"' || c == '\\') {
@@ -991,12 +997,10 @@ static void test_first_stop_in_a_word_wins(void **state)
 			int rc;
 			size_t n = 0;
 
-			doc[0] = '"';
-			memset(doc + 1, 'a', RUN);
+			plain_string_doc(doc, RUN);
 			doc[1 + i] = (char)0x80;
 			doc[1 + j] = '\\';
 			doc[2 + j] = 'n';
-			doc[RUN + 1] = '"';
 			for (int k = 0; k < RUN; k++) {
 				if (k == i) {
 					memcpy(want + n, "\xef\xbf\xbd", 3);

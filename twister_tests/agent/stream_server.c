@@ -28,6 +28,7 @@
 #include <zephyr/random/random.h>
 
 #include "stream_server_routes.h"
+#include "test_xorshift.h"
 
 #define STREAM_ADDR "192.0.2.1"
 
@@ -303,17 +304,8 @@ static void stream_server(void *a, void *b, void *c)
 void z_impl_sys_rand_get(void *dst, size_t len)
 {
 	static uint32_t state;
-	uint8_t *out = dst;
 
-	if (state == 0) {
-		state = k_cycle_get_32() | 1U;
-	}
-	for (size_t i = 0; i < len; i++) {
-		state ^= state << 13;
-		state ^= state >> 17;
-		state ^= state << 5;
-		out[i] = (uint8_t)state;
-	}
+	test_xorshift_fill(&state, dst, len);
 }
 #endif
 

@@ -2,7 +2,7 @@
  * Test-only entropy driver of the scenario agent.e2e.qemu.stream.tls (CMakeLists.txt here,
  * AGENT_TEST_STREAM_TLS): mps2/an385 under QEMU has no entropy device, and Mbed TLS takes its
  * random data from Zephyr's CSPRNG (sys_csrand_get(), random_entropy_device.c), which needs
- * one. This one hands out a xorshift sequence seeded from the cycle counter: a TLS handshake
+ * one. This one hands out a xorshift sequence (test_xorshift.h): a TLS handshake
  * between the agent and the stream server of the same image works, and nothing about it is
  * secret or secure. Nothing here is part of the product.
  */
@@ -14,6 +14,8 @@
 #include <zephyr/drivers/entropy.h>
 #include <zephyr/kernel.h>
 
+#include "test_xorshift.h"
+
 static uint32_t state;
 
 static int test_entropy_get(const struct device *dev, uint8_t *buffer, uint16_t length)
@@ -21,15 +23,7 @@ static int test_entropy_get(const struct device *dev, uint8_t *buffer, uint16_t 
 	unsigned int key = irq_lock();
 
 	(void)dev;
-	if (state == 0) {
-		state = k_cycle_get_32() | 1U;
-	}
-	for (uint16_t i = 0; i < length; i++) {
-		state ^= state << 13;
-		state ^= state >> 17;
-		state ^= state << 5;
-		buffer[i] = (uint8_t)(state >> 24);
-	}
+	test_xorshift_fill(&state, buffer, length);
 	irq_unlock(key);
 	return 0;
 }

@@ -180,12 +180,98 @@ static void numbers(void **state)
 	assert_false(memory_parse_float("1e99999999", &f));
 }
 
+/* A small generator of its own, so a failure repeats. */
+static uint64_t rng_state = 0x9E3779B97F4A7C15u;
+
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static uint32_t bits_of(float f)
+{
+	uint32_t b;
+
+	memcpy(&b, &f, sizeof(b));
+	return b;
+}
+
+/*
+ * The integer conversion against the C library's strtof() (correctly rounded) on 200,000
+ * numbers: 1 to 18 digits, a decimal point anywhere, exponents across the whole range of a
+ * single and past it, subnormals included. Every result is the same single or its neighbour
+ * (the conversion keeps 59 bits or more at each step, so a neighbour is only possible within
+ * 2^-35 of a tie), and at least 99.99 % are the same. Values strtof() finds out of range
+ * must be refused and the others accepted (one unit of the last place aside).
+ */
+static void numbers_as_strtof(void **state)
+{
+	char text[64];
+	float got_max;
+	size_t same = 0;
+	size_t total = 0;
+
+	(void)state;
+	for (int i = 0; i < 200000; i++) {
+		uint64_t r = rng();
+		int digits = 1 + (int)(r % 18);
+		int point = (int)((r >> 8) % (uint64_t)(digits + 1));
+		int exp = (int)((r >> 16) % 110) - 70;
+		size_t n = 0;
+		float got;
+		float want;
+
+		if ((r >> 30) & 1) {
+			text[n++] = '-';
+		}
+		for (int d = 0; d < digits; d++) {
+			if (d == point && d > 0) {
+				text[n++] = '.';
+			}
+			text[n++] = (char)('0' + (d == 0 ? 1 + rng() % 9 : rng() % 10));
+		}
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "e%d", exp);
+		want = strtof(text, NULL);
+		if (want > 3.4028234e38f || want < -3.4028234e38f) {
+			continue; /* out of range for strtof: refused below, near the edge either way */
+		}
+		assert_true(memory_parse_float(text, &got));
+		total++;
+		uint32_t a = bits_of(got);
+		uint32_t b = bits_of(want);
+		uint32_t diff = a > b ? a - b : b - a;
+
+		if (diff > 1) {
+			fail_msg("%s: got %a, strtof %a", text, (double)got, (double)want);
+		}
+		same += diff == 0;
+	}
+	assert_true(total > 150000);
+	if (same * 10000 < total * 9999) {
+		fail_msg("%zu of %zu the same as strtof", same, total);
+	}
+	/* The largest single is taken; beyond it, refused. */
+	assert_true(memory_parse_float("3.4028234e38", &got_max));
+	assert_int_equal(bits_of(got_max), 0x7F7FFFFFu);
+	assert_false(memory_parse_float("3.41e38", &got_max));
+	/* The smallest subnormal, and half of it (a tie, to even: 0). */
+	assert_true(memory_parse_float("1.401298464324817e-45", &got_max));
+	assert_int_equal(bits_of(got_max), 1u);
+	assert_true(memory_parse_float("7e-46", &got_max));
+	assert_int_equal(bits_of(got_max), 0u);
+	assert_true(memory_parse_float("-0", &got_max));
+	assert_int_equal(bits_of(got_max), 0x80000000u);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(exact_dimension),	  cmocka_unit_test(wrong_dimension),
 		cmocka_unit_test(wrong_answers),	  cmocka_unit_test(error_message),
-		cmocka_unit_test(numbers),
+		cmocka_unit_test(numbers),	  cmocka_unit_test(numbers_as_strtof),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,6 +9,7 @@
 #endif
 
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -332,6 +333,116 @@ static void format_on_flash(void **state)
 	assert_int_equal(agent_fs_stat(MEMORY_STORE_TEMP, &e), -ENOENT);
 }
 
+static uint64_t rng_state = 0x2545F4914F6CDD1Du;
+
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+/* A single of any sign and exponent from 2^-140 to 2^120, or a subnormal, or 0. */
+static float any_single(void)
+{
+	uint64_t r = rng();
+	uint32_t bits = (uint32_t)r & 0x807FFFFFu;
+	uint32_t kind = (uint32_t)(r >> 40) % 16u;
+
+	if (kind == 0) {
+		bits &= 0x80000000u;
+	} else if (kind != 1) {
+		bits |= (uint32_t)(1u + (r >> 48) % 247u) << 23;
+	}
+	float f;
+
+	memcpy(&f, &bits, sizeof(f));
+	return f;
+}
+
+/*
+ * The integer quantiser against floating point on the host: the scale is exactly the single
+ * max / 127.0f, and q[i] exactly round(127 * v[i] / max) half away from zero computed in
+ * double (exact here: 127 * v has 31 bits); over 3,000 vectors whose values span many
+ * powers of two. The cosine is the double formula rounded, or one unit off when that is
+ * within 1e-6 of a half.
+ */
+static void quantise_and_cosine_as_floating_point(void **state)
+{
+	static float v[MEMORY_DIM];
+	struct memory_vec qa;
+	struct memory_vec qb;
+
+	(void)state;
+	for (int round = 0; round < 3000; round++) {
+		float max = 0;
+		int spread = 1 + round % 40; /* powers of two between the values */
+
+		for (size_t i = 0; i < MEMORY_DIM; i++) {
+			float f = any_single();
+			uint32_t bits;
+
+			/* Keep the exponents within @spread of each other (else most q are 0). */
+			memcpy(&bits, &f, sizeof(bits));
+			if ((bits & 0x7F800000u) != 0) {
+				bits = (bits & 0x807FFFFFu) |
+				       ((uint32_t)(100 + (int)(rng() % (uint64_t)spread)) << 23);
+			}
+			memcpy(&f, &bits, sizeof(f));
+			v[i] = f;
+			max = (f < 0 ? -f : f) > max ? (f < 0 ? -f : f) : max;
+		}
+		if (max == 0) {
+			continue;
+		}
+		assert_int_equal(memory_quantise(v, MEMORY_DIM, &qa), 0);
+		assert_true(qa.scale == max / 127.0f);
+		for (size_t i = 0; i < MEMORY_DIM; i++) {
+			double x = 127.0 * (double)v[i] / (double)max;
+			int want = (int)(x < 0 ? x - 0.5 : x + 0.5);
+
+			if (qa.q[i] != want) {
+				fail_msg("v %a max %a: q %d, want %d", (double)v[i], (double)max,
+					 qa.q[i], want);
+			}
+		}
+		if (round % 2 == 1) {
+			double dot = 0;
+			double na = 0;
+			double nb = 0;
+			double cos_e4;
+			double frac;
+			int32_t want;
+			int32_t got;
+
+			for (size_t i = 0; i < MEMORY_DIM; i++) {
+				dot += (double)qa.q[i] * qb.q[i];
+				na += (double)qa.q[i] * qa.q[i];
+				nb += (double)qb.q[i] * qb.q[i];
+			}
+			got = memory_cosine_e4(qa.q, qb.q, MEMORY_DIM);
+			if (na == 0 || nb == 0) {
+				assert_int_equal(got, 0);
+				continue;
+			}
+			cos_e4 = 10000.0 * dot / sqrt(na * nb);
+			want = (int32_t)(cos_e4 < 0 ? cos_e4 - 0.5 : cos_e4 + 0.5);
+			frac = (cos_e4 < 0 ? -cos_e4 : cos_e4) - (double)(int32_t)(cos_e4 < 0 ? -cos_e4 : cos_e4);
+			if (got != want && !(frac > 0.5 - 1e-6 && frac < 0.5 + 1e-6 &&
+					     (got - want == 1 || want - got == 1))) {
+				fail_msg("cosine %d, want %d (%.6f)", got, want, cos_e4);
+			}
+		}
+		qb = qa;
+	}
+	/* The extremes: +-127 and -128 everywhere, one dimension apart. */
+	memset(qa.q, 127, sizeof(qa.q));
+	memset(qb.q, 0x80, sizeof(qb.q));
+	assert_int_equal(memory_cosine_e4(qa.q, qb.q, MEMORY_DIM), -10000);
+	assert_int_equal(memory_cosine_e4(qb.q, qb.q, MEMORY_DIM), 10000);
+}
+
 static void crc_is_zlibs(void **state)
 {
 	(void)state;
@@ -343,6 +454,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(quantise_and_cosine),
 		cmocka_unit_test(quantise_refuses),
+		cmocka_unit_test(quantise_and_cosine_as_floating_point),
 		cmocka_unit_test(crc_is_zlibs),
 		cmocka_unit_test_setup_teardown(empty_store, setup, teardown),
 		cmocka_unit_test_setup_teardown(nearest_in_order, setup, teardown),

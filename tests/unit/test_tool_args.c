@@ -118,6 +118,12 @@ static void test_every_bad_argument_has_its_reason(void **state)
 		{"{\"path\":\"a\",\"count\":1e2}", "field count must be an integer"},
 		{"{\"path\":\"a\",\"count\":\"1\"}", "field count must be an integer"},
 		{"{\"path\":\"a\",\"count\":99999999999999999999}", "field count is out of range"},
+		/* The largest int64 is read (and then out of bounds); one more overflows, as do
+		 * the ones that differ in the last digit only. */
+		{"{\"path\":\"a\",\"count\":9223372036854775807}", "field count must be at most 5"},
+		{"{\"path\":\"a\",\"count\":9223372036854775808}", "field count is out of range"},
+		{"{\"path\":\"a\",\"count\":9223372036854775810}", "field count is out of range"},
+		{"{\"path\":\"a\",\"count\":-9223372036854775807}", "field count must be at least -5"},
 		{"{\"path\":\"a\",\"flag\":1}", "field flag must be true or false"},
 		{"{\"path\":\"a\",\"edits\":{}}", "field edits must be an array of objects"},
 		{"{\"path\":\"a\",\"edits\":[]}", "field edits needs at least 1 elements"},

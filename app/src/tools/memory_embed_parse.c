@@ -10,26 +10,59 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "decimal.h"
 #include "memory_embed.h"
 
-#define FLOAT_MAX 3.4028234e38
-
-/* 10^e for 0 <= e, by squaring. */
-static double pow10_d(int e)
+/*
+ * The bits of the IEEE 754 single nearest to m * 2^e2 (m != 0), without the sign: m is
+ * normalised to its top bit, cut to 24 bits (fewer for a subnormal) and rounded half to even
+ * on the bits cut. false when it rounds beyond the largest single.
+ */
+static bool single_bits(uint64_t m, int e2, uint32_t *bits)
 {
-	double result = 1;
-	double base = 10;
+	int biased;
+	unsigned int cut;
+	uint64_t rest;
+	uint64_t half;
+	uint32_t mant;
 
-	while (e > 0) {
-		if (e & 1) {
-			result *= base;
-		}
-		base *= base;
-		e >>= 1;
+	while ((m >> 63) == 0) {
+		m <<= 1;
+		e2--;
 	}
-	return result;
+	biased = e2 + 63 + 127; /* m * 2^e2 = 1.f * 2^(e2 + 63) */
+	cut = biased >= 1 ? 40u : 40u + (unsigned int)(1 - biased);
+	if (cut >= 64) {
+		/* Below the smallest subnormal, 2^-149: above half of it rounds up to it. */
+		*bits = cut == 64 && m > (uint64_t)1 << 63 ? 1u : 0u;
+		return true;
+	}
+	mant = (uint32_t)(m >> cut);
+	rest = m & (((uint64_t)1 << cut) - 1u);
+	half = (uint64_t)1 << (cut - 1);
+	mant += rest > half || (rest == half && (mant & 1u) != 0);
+	if (biased < 1) {
+		*bits = mant; /* a subnormal; one that rounds up to 2^23 is the smallest normal */
+		return true;
+	}
+	if (mant >> 24 != 0) {
+		mant >>= 1;
+		biased++;
+	}
+	if (biased >= 255) {
+		return false;
+	}
+	*bits = ((uint32_t)biased << 23) | (mant & 0x7FFFFFu);
+	return true;
 }
 
+/*
+ * A JSON number as the single nearest to it, in integer arithmetic only (no floating-point
+ * library on a core without an FPU): up to 18 significant digits are kept as a 64-bit
+ * integer, then multiplied or divided by ten once per unit of the decimal exponent, the
+ * binary mantissa kept at 60 bits or more at each step. The steps' truncations stay far below
+ * the last bit of a single (tests/unit/test_memory_embed.c checks it against strtof()).
+ */
 bool memory_parse_float(const char *text, float *out)
 {
 	const char *c = text;
@@ -39,7 +72,8 @@ bool memory_parse_float(const char *text, float *out)
 	int exp10 = 0;
 	int exp = 0;
 	bool exp_negative = false;
-	double value;
+	uint32_t bits = 0;
+	int e2 = 0;
 
 	c += negative;
 	for (; *c >= '0' && *c <= '9'; c++) {
@@ -70,24 +104,31 @@ bool memory_parse_float(const char *text, float *out)
 		}
 	}
 	exp10 += exp_negative ? -exp : exp;
-	value = (double)mantissa;
-	if (mantissa == 0 || exp10 < -400) {
-		value = 0;
-	} else if (exp10 > 60) {
-		return false; /* at most 18 digits: beyond 1e78, far beyond float */
-	} else if (exp10 >= 0) {
-		value *= pow10_d(exp10);
-	} else {
-		/* Two steps keep 10^-exp10 within double's range. */
-		int first = -exp10 > 300 ? 300 : -exp10;
-
-		value /= pow10_d(first);
-		value /= pow10_d(-exp10 - first);
+	if (mantissa != 0 && exp10 > 60) {
+		return false; /* at most 18 digits: beyond 1e78, far beyond a single */
 	}
-	if (value > FLOAT_MAX) {
-		return false;
+	if (mantissa != 0 && exp10 >= -70) { /* else below 1e-52: 0 */
+		for (; exp10 > 0; exp10--) {
+			while ((mantissa >> 63) == 0) {
+				mantissa <<= 1;
+				e2--;
+			}
+			mantissa = (mantissa >> 4) * 10u; /* below 2^60 * 10 */
+			e2 += 4;
+		}
+		for (; exp10 < 0; exp10++) {
+			while ((mantissa >> 63) == 0) {
+				mantissa <<= 1;
+				e2--;
+			}
+			mantissa = decimal_div10(mantissa); /* at least 2^59 */
+		}
+		if (!single_bits(mantissa, e2, &bits)) {
+			return false;
+		}
 	}
-	*out = (float)(negative ? -value : value);
+	bits |= negative ? 0x80000000u : 0u;
+	memcpy(out, &bits, sizeof(*out));
 	return true;
 }
 

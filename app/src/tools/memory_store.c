@@ -56,81 +56,167 @@ static uint32_t get_le32(const uint8_t *in)
 	return get_le16(in) | ((uint32_t)get_le16(in + 2) << 16);
 }
 
-static float abs_f(float v)
+/*
+ * Quantising and comparing in integer arithmetic only: a core without an FPU (a Cortex-M33
+ * built without one) would otherwise link the floating-point library (about 4 KiB of flash)
+ * for these few lines. A single is read as its bits: for values >= 0 the bits order as the
+ * values do, and a normal one is (2^23 + f) * 2^(e - 150).
+ */
+#define SINGLE_ABS_MASK	  0x7FFFFFFFu
+#define SINGLE_3E38	  0x7F61B1E6u /* 3.0e38f: larger, infinite and NaN values are refused */
+#define SINGLE_127_MIN	  0x03FE0000u /* 127 * 2^-126: max / 127 is a normal single */
+
+static uint32_t single_bits_of(float v)
 {
-	return v < 0 ? -v : v;
+	uint32_t bits;
+
+	memcpy(&bits, &v, sizeof(bits));
+	return bits;
+}
+
+/* The 24-bit significand of |bits| (with its leading 1 when normal) and its power of two. */
+static uint32_t significand(uint32_t abs_bits, int *e2)
+{
+	uint32_t biased = abs_bits >> 23;
+
+	*e2 = (biased != 0 ? (int)biased : 1) - 150;
+	return (abs_bits & 0x7FFFFFu) | (biased != 0 ? 0x800000u : 0u);
+}
+
+/* floor(n / d) for a quotient below 2^bits, by shifts and subtractions. */
+static uint32_t small_quotient(uint64_t n, uint64_t d, unsigned int bits)
+{
+	uint32_t q = 0;
+
+	for (unsigned int b = bits; b-- > 0;) {
+		if (n >= d << b) {
+			n -= d << b;
+			q |= 1u << b;
+		}
+	}
+	return q;
+}
+
+/* The single nearest to max / 127 (max normal, at least 127 * 2^-126), ties to even. */
+static uint32_t scale_bits(uint32_t max_bits)
+{
+	int e2;
+	uint32_t m = significand(max_bits, &e2);
+	uint32_t n = m << 8; /* 2^31 <= n < 2^32 */
+	uint32_t q = n / 127u;   /* 25 or 26 bits */
+	bool sticky = n % 127u != 0;
+	unsigned int cut = q >> 25 != 0 ? 2u : 1u;
+	uint32_t rest = q & ((1u << cut) - 1u);
+	uint32_t half = 1u << (cut - 1);
+	uint32_t mant = q >> cut;
+
+	mant += rest > half || (rest == half && (sticky || (mant & 1u) != 0));
+	e2 += (int)cut - 8;
+	if (mant >> 24 != 0) {
+		mant >>= 1;
+		e2++;
+	}
+	return ((uint32_t)(e2 + 150) << 23) | (mant & 0x7FFFFFu);
 }
 
 int memory_quantise(const float *v, size_t dim, struct memory_vec *out)
 {
-	float max = 0;
+	uint32_t max = 0;
+	uint32_t scale;
+	int max_e2;
+	uint32_t max_m;
 
 	if (dim != MEMORY_DIM) {
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < dim; i++) {
-		/* NaN fails both comparisons; infinities fail the second. */
-		if (!(v[i] == v[i]) || abs_f(v[i]) > 3.0e38f) {
+		uint32_t a = single_bits_of(v[i]) & SINGLE_ABS_MASK;
+
+		if (a > SINGLE_3E38) {
 			return -EINVAL;
 		}
-		if (abs_f(v[i]) > max) {
-			max = abs_f(v[i]);
-		}
+		max = a > max ? a : max;
 	}
 	/* All zeros, or so small that the scale would be 0 or subnormal: no direction. */
-	if (!(max / 127.0f >= 1.17549435e-38f)) {
+	if (max < SINGLE_127_MIN) {
 		return -EINVAL;
 	}
-	out->scale = max / 127.0f;
+	scale = scale_bits(max);
+	memcpy(&out->scale, &scale, sizeof(scale));
+	max_m = significand(max, &max_e2);
 	for (size_t i = 0; i < dim; i++) {
-		float x = v[i] / out->scale;
+		uint32_t bits = single_bits_of(v[i]);
+		int e2;
+		uint32_t m = significand(bits & SINGLE_ABS_MASK, &e2);
+		int down = max_e2 - e2; /* |v| <= max: >= 0 */
+		uint32_t q = 0;
 
-		out->q[i] = (int8_t)(x < 0 ? x - 0.5f : x + 0.5f);
+		/* round(127 * |v| / max), half away from zero: 0 when |v| / max < 2^-9. */
+		if (down <= 9) {
+			uint64_t n = 254u * (uint64_t)m + ((uint64_t)max_m << down);
+			uint64_t d = (uint64_t)max_m << (down + 1);
+
+			q = small_quotient(n, d, 8);
+		}
+		out->q[i] = (int8_t)((bits >> 31) != 0 ? -(int32_t)q : (int32_t)q);
 	}
 	return 0;
 }
 
-/* Square root by Newton's method: the core does not rely on libm. */
-static double sqrt_d(double x)
+/* floor(sqrt(n)), a bit at a time. */
+static uint64_t isqrt64(uint64_t n)
 {
-	double r = x > 1 ? x : 1;
+	uint64_t root = 0;
+	uint64_t bit = (uint64_t)1 << 62;
 
-	if (x <= 0) {
-		return 0;
+	while (bit > n) {
+		bit >>= 2;
 	}
-	for (int i = 0; i < 64; i++) {
-		double next = 0.5 * (r + x / r);
-
-		if (next >= r) {
-			break;
+	for (; bit != 0; bit >>= 2) {
+		if (n >= root + bit) {
+			n -= root + bit;
+			root = (root >> 1) + bit;
+		} else {
+			root >>= 1;
 		}
-		r = next;
 	}
-	return r;
+	return root;
 }
 
 int32_t memory_cosine_e4(const int8_t *a, const int8_t *b, size_t dim)
 {
 	int64_t dot = 0;
-	int64_t na = 0;
-	int64_t nb = 0;
-	double cos;
+	uint64_t na = 0;
+	uint64_t nb = 0;
+	uint64_t product;
+	unsigned int half_shift = 0;
+	uint64_t norm;
+	uint64_t mag;
+	uint32_t q;
 
 	for (size_t i = 0; i < dim; i++) {
 		dot += (int32_t)a[i] * b[i];
-		na += (int32_t)a[i] * a[i];
-		nb += (int32_t)b[i] * b[i];
+		na += (uint32_t)((int32_t)a[i] * a[i]);
+		nb += (uint32_t)((int32_t)b[i] * b[i]);
 	}
 	if (na == 0 || nb == 0) {
 		return 0;
 	}
-	cos = (double)dot / (sqrt_d((double)na) * sqrt_d((double)nb));
-	if (cos > 1) {
-		cos = 1;
-	} else if (cos < -1) {
-		cos = -1;
+	/* na, nb <= 1024 * 128^2 = 2^24: the product fits, and is scaled up by 4^k below 2^62
+	 * so that its root, norm = sqrt(na * nb) * 2^k, has 31 bits or more. */
+	product = na * nb;
+	while ((product >> 60) == 0) {
+		product <<= 2;
+		half_shift++;
 	}
-	return (int32_t)(cos * 10000 + (cos < 0 ? -0.5 : 0.5));
+	norm = isqrt64(product);
+	mag = (uint64_t)(dot < 0 ? -dot : dot) << half_shift;
+	/* round(10000 * |dot| / sqrt(na * nb)): |dot| <= the root (Cauchy-Schwarz). */
+	q = small_quotient(20000u * mag + norm, 2u * norm, 15);
+	if (q > 10000) {
+		q = 10000;
+	}
+	return dot < 0 ? -(int32_t)q : (int32_t)q;
 }
 
 /* All @p len bytes: 0, -ENODATA when the file ends first, or the errno. */

@@ -243,7 +243,7 @@ static bool no_room_to_stage(const struct patch_plan *plan)
 		return false;
 	}
 	/* The copy's blocks, plus one for its metadata and one for littlefs to move into. */
-	uint64_t need = (uint64_t)plan->new_size / vfs.block_bytes + 3u;
+	uint64_t need = (uint64_t)(plan->new_size / vfs.block_bytes) + 3u;
 
 	return (uint64_t)vfs.blocks_free < need;
 }

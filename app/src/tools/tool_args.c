@@ -98,7 +98,9 @@ static int integer(struct parse *p, const struct tool_param *param, const char *
 		if (*s < '0' || *s > '9') {
 			return fail(p, "field %s must be an integer", param->name);
 		}
-		if (value > (INT64_MAX - (*s - '0')) / 10) {
+		/* value * 10 + digit > INT64_MAX, with constant divisions only (a 64-bit
+		 * division is a library call on a 32-bit core). */
+		if (value > INT64_MAX / 10 || (value == INT64_MAX / 10 && *s - '0' > INT64_MAX % 10)) {
 			return fail(p, "field %s is out of range", param->name);
 		}
 		value = value * 10 + (*s - '0');

@@ -6,10 +6,10 @@
 #if defined(CONFIG_AGENT_TOOLS_HARDWARE)
 
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "agent_port.h"
+#include "decimal.h"
 #include "tools_hardware.h"
 #include "tools_hardware_internal.h"
 #include "tools_listing.h"
@@ -79,30 +79,31 @@ static int network_exec(struct tool_ctx *ctx, const struct tool_args *args,
 /* value_micro as a JSON number with no trailing zeros: 3912000 -> 3.912, 81000000 -> 81. */
 static void write_micro(struct json_writer *w, int64_t micro)
 {
-	char text[32];
+	char text[1 + DECIMAL_U64_MAX + 1 + 6];
+	char frac[6];
+	size_t frac_len = 0; /* digits of the fraction up to its last non-zero one */
+	size_t n = 0;
 	uint64_t magnitude = micro < 0 ? (uint64_t)0 - (uint64_t)micro : (uint64_t)micro;
-	uint64_t frac = magnitude % 1000000u;
-	int n;
 
-	if (frac == 0u) {
-		n = snprintf(text, sizeof(text), "%s%llu", micro < 0 ? "-" : "",
-			     (unsigned long long)(magnitude / 1000000u));
-	} else {
-		int digits = 6;
+	for (size_t i = sizeof(frac); i-- > 0;) {
+		uint64_t q = decimal_div10(magnitude);
 
-		while (frac % 10u == 0u) {
-			frac /= 10u;
-			digits--;
+		frac[i] = (char)('0' + (unsigned int)(magnitude - q * 10u));
+		if (frac_len == 0 && frac[i] != '0') {
+			frac_len = i + 1;
 		}
-		n = snprintf(text, sizeof(text), "%s%llu.%0*llu", micro < 0 ? "-" : "",
-			     (unsigned long long)(magnitude / 1000000u), digits,
-			     (unsigned long long)frac);
+		magnitude = q;
 	}
-	if (n > 0 && (size_t)n < sizeof(text)) {
-		jw_raw(w, text, (size_t)n);
-	} else {
-		jw_null(w);
+	if (micro < 0) {
+		text[n++] = '-';
 	}
+	n += decimal_u64(text + n, magnitude);
+	if (frac_len > 0) {
+		text[n++] = '.';
+		memcpy(text + n, frac, frac_len);
+		n += frac_len;
+	}
+	jw_raw(w, text, n);
 }
 
 static void write_reading(struct json_writer *w, const struct agent_sensor_reading *r)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "agent_version.h"
+#include "decimal.h"
 
 /* ---- Request head ---------------------------------------------------------------------------- */
 
@@ -45,15 +46,9 @@ static void head_puts(struct head_writer *w, const char *text)
 
 static void head_put_u64(struct head_writer *w, uint64_t value)
 {
-	char digits[20];
-	size_t n = 0;
+	char digits[DECIMAL_U64_MAX];
 
-	do {
-		digits[sizeof(digits) - 1 - n] = (char)('0' + value % 10);
-		value /= 10;
-		n++;
-	} while (value != 0);
-	head_put(w, digits + sizeof(digits) - n, n);
+	head_put(w, digits, decimal_u64(digits, value));
 }
 
 /*
@@ -374,7 +369,9 @@ static int parse_content_length(struct http_parser *parser, const char *value)
 		while (is_digit(*p)) {
 			unsigned int digit = (unsigned int)(*p - '0');
 
-			if (length > (UINT64_MAX - digit) / 10) {
+			/* length * 10 + digit > UINT64_MAX, with constant divisions only. */
+			if (length > UINT64_MAX / 10 ||
+			    (length == UINT64_MAX / 10 && digit > UINT64_MAX % 10)) {
 				return -EPROTO;
 			}
 			length = length * 10 + digit;

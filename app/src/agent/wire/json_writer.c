@@ -6,6 +6,7 @@
  * U+FFFD replaces invalid UTF-8 as its raw bytes EF BF BD: valid JSON, and half the size of
  * the escape.
  */
+#include "decimal.h"
 #include "json_writer.h"
 #include "utf8.h"
 
@@ -383,22 +384,17 @@ void jw_string_end(struct json_writer *w)
 
 void jw_int(struct json_writer *w, int64_t value)
 {
-	char digits[20];
-	size_t n = 0;
+	char digits[DECIMAL_U64_MAX];
 	/* The magnitude as unsigned, so INT64_MIN needs no special case. */
 	uint64_t mag = value < 0 ? 0 - (uint64_t)value : (uint64_t)value;
 
 	if (!value_begin(w)) {
 		return;
 	}
-	do {
-		digits[sizeof(digits) - 1 - n++] = (char)('0' + mag % 10);
-		mag /= 10;
-	} while (mag != 0);
 	if (value < 0) {
 		put_char(w, '-');
 	}
-	put(w, digits + sizeof(digits) - n, n);
+	put(w, digits, decimal_u64(digits, mag));
 	value_end(w);
 }
 

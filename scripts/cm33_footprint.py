@@ -53,6 +53,8 @@ APP_SRC = REPO / "app" / "src"
 CM33_DIR = REPO / "tests" / "cm33"
 DEFAULT_BUILD = REPO / "build" / "cm33"
 BUDGETS_FILE = CM33_DIR / "budgets.json"
+#: The roots of the "core + tools" figure (budget flash_core_tools): agent_init() alone.
+CORE_TOOLS_ROOTS = CM33_DIR / "roots-agent-init.txt"
 THREADS_FILE = CM33_DIR / "threads.txt"
 INDIRECT_FILE = CM33_DIR / "indirect_calls.txt"
 
@@ -166,12 +168,23 @@ def build_image(build: Path, roots: list[str], jobs: int) -> tuple[Path, Path, l
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         list(pool.map(compile_one, srcs))
-    elf = build / "cm33_core.elf"
-    map_file = build / "cm33_core.map"
+    elf, map_file = link(build, "cm33_core", roots, srcs)
+    return elf, map_file, srcs
+
+
+def link(build: Path, name: str, roots: list[str], srcs: list[Source]) -> tuple[Path, Path]:
+    """Link the compiled objects with @roots kept (-Wl,--undefined); the ELF and its map."""
+    elf = build / f"{name}.elf"
+    map_file = build / f"{name}.map"
     undefined = [f"-Wl,--undefined={r}" for r in roots]
     run([CC, *LDFLAGS, "-T", str(CM33_DIR / "cm33.ld"), f"-Wl,-Map={map_file}", *undefined,
          *(str(s.obj) for s in srcs), "-o", str(elf)])
-    return elf, map_file, srcs
+    return elf, map_file
+
+
+def table_roots(threads: dict[str, list[str]]) -> list[str]:
+    """The global entries of a thread table: the roots of its link."""
+    return sorted({e for entries in threads.values() for e in entries if ":" not in e})
 
 
 # ---- Map file and symbols ------------------------------------------------------------------
@@ -353,6 +366,17 @@ def kib(n: int) -> str:
     return f"{n:>9,} B ({n / 1024:6.1f} KiB)"
 
 
+def core_tools_flash(build: Path, objs: list[Path], reuse: bool) -> int:
+    """Flash of the narrower link of CORE_TOOLS_ROOTS (issue 16's "core + tools" figure),
+    linked in all: the same objects as the image, other roots."""
+    elf = build / "cm33_core_tools.elf"
+    map_file = build / "cm33_core_tools.map"
+    if not (reuse and elf.exists()):
+        roots = table_roots(read_table(CORE_TOOLS_ROOTS))
+        link(build, "cm33_core_tools", roots, [Source(o, o) for o in objs])
+    return sum(s.size for s in read_map(map_file) if s.out in FLASH_OUT)
+
+
 def print_top(title: str, syms: list[Symbol]) -> None:
     print(f"\n  top {TOP} {title}:")
     for s in syms:
@@ -390,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
     budgets = load_budgets(BUDGETS_FILE, args.budget)
     threads = read_table(args.threads)
     table = indirect_table(args.indirect)
-    roots = sorted({e for entries in threads.values() for e in entries if ":" not in e})
+    roots = table_roots(threads)
 
     build = args.build_dir.resolve()
     objects = build / "objects.txt"
@@ -426,8 +450,11 @@ def main(argv: list[str] | None = None) -> int:
     stale = stale_entries(graph, table)
 
     project_flash = sum(fp.flash[p] for p in PROJECT_PARTS)
+    core_tools = None if other_roots else core_tools_flash(build, objs, args.reuse)
     figures = {
         "flash": project_flash,
+        "flash_linked": sum(fp.flash.values()),
+        **({} if core_tools is None else {"flash_core_tools": core_tools}),
         "ram_internal": fp.ram["internal"],
         "ram_all_internal": sum(fp.ram.values()),
         **{f"stack_{c.thread}": c.total for c in chains},
@@ -443,6 +470,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"    agent/{folder:<12}{kib(size)}")
     print(f"  {'flash (budget)':<18}{kib(project_flash)}   core to port (pools): the project's code")
     print(f"  {'linked in all':<18}{kib(sum(fp.flash.values()))}")
+    if core_tools is not None:
+        print(f"  {'core + tools':<18}{kib(core_tools)}   linked in all, from agent_init() "
+              f"alone ({CORE_TOOLS_ROOTS.relative_to(REPO)})")
     print("\nstatic RAM (data + bss; the port stub's left out):")
     print(f"  internal, beyond the pools  {kib(fp.ram['internal'])}")
     print(f"  internal, pool buffers      {kib(fp.ram['internal pools'])}")

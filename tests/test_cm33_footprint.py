@@ -52,6 +52,10 @@ def test_report_runs_and_every_budget_holds(built: tuple[Path, Any, dict[str, An
     parts = ("core", "tools", "modules", "script", "reference pages", "port (pools)")
     assert all(report["flash"][p] > 0 for p in parts)
     assert report["figures"]["flash"] == sum(report["flash"][p] for p in parts)
+    assert report["figures"]["flash_linked"] == sum(report["flash"].values())
+    # Issue 16's "core + tools" (agent_init() alone, linked in all) is a narrower link.
+    assert 0 < report["figures"]["flash_core_tools"] < report["figures"]["flash_linked"]
+    assert "core + tools" in proc.stdout
     for heading in ("flash (text + rodata + data)", "static RAM", "top 15 flash symbols",
                     "top 15 internal RAM symbols", "top 15 PSRAM symbols",
                     "worst stack chain per thread entry"):
@@ -152,6 +156,9 @@ def test_a_narrower_root_table_reports_without_budgets(
         full["flash"]["reference pages"], abs=64)  # the same pages; alignment may differ
     assert 0 < narrow["flash"]["tools"] <= full["flash"]["tools"]
     assert narrow["figures"]["flash"] < full["figures"]["flash"] - 40_000
+    # The budgeted "core + tools" figure of the full run is this link's total.
+    assert full["figures"]["flash_core_tools"] == narrow["figures"]["flash_linked"]
+    assert "flash_core_tools" not in narrow["figures"]
 
 
 def test_budgets_are_not_written_from_another_root_table(tmp_path: Path) -> None:

@@ -26,9 +26,10 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import itertools
+import heapq
 import re
 import sys
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,11 +56,13 @@ PLACEHOLDER_RE = re.compile(r"\{\{([^{}]*)\}\}")
 DOTCONFIG_SET_RE = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
 DOTCONFIG_UNSET_RE = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$")
 
-# Packed text (docs/reference-format.md, "Packed text"): a pair code stands for two codes
-# below it, at most CODEC_DEPTH pairs above its bytes (REFERENCE_CODEC_DEPTH in reference.h:
-# the reader's stack); a pair is made only while it saves at least one byte.
+# Packed text (docs/reference-format.md, "Packed text"): codes of CODE_BITS bits; a pair code
+# stands for two codes below it, at most CODEC_DEPTH pairs above its bytes
+# (REFERENCE_CODEC_DEPTH in reference.h: the reader's stack); a pair is made only while it
+# is used PAIR_MIN_USES times (it costs two codes of table).
 CODEC_DEPTH = 16
-CODES = 256
+CODE_BITS = 10
+CODES = 1 << CODE_BITS
 PAIR_MIN_USES = 3
 
 HEADER_GUARD = "AGENT_REFERENCE_PAGES_H"
@@ -406,40 +409,67 @@ class Codec:
     pairs: list[tuple[int, int]]
 
 
-def pack(texts: list[bytes]) -> tuple[Codec, list[bytes]]:
+def pack(texts: list[bytes], codes: int = CODES) -> tuple[Codec, list[list[int]]]:
     """Byte-pair coding of ``texts`` with one shared dictionary: each text's codes.
 
     The codes below ``len(literals)`` are the bytes the texts use, in byte order; each further
     code is the pair of codes that is most frequent at that point (the smallest pair among
-    equals), replaced left to right in every text, as long as it is used PAIR_MIN_USES times
-    and stays within CODEC_DEPTH pairs of its bytes. Same texts, same codes.
+    equals), replaced left to right in every text, as long as it is used PAIR_MIN_USES times,
+    stays within CODEC_DEPTH pairs of its bytes and ``codes`` are left. Same texts, same codes.
     """
     literals = bytes(sorted(set(b"".join(texts))))
     index = {byte: code for code, byte in enumerate(literals)}
-    seqs = [bytes(index[byte] for byte in text) for text in texts]
+    # Each text as a str of one character per code: find, count and replace run in C.
+    seqs = ["".join(chr(index[byte]) for byte in text) for text in texts]
     depth = [0] * len(literals)
     pairs: list[tuple[int, int]] = []
-    while len(literals) + len(pairs) < CODES:
-        counts: dict[tuple[int, int], int] = {}
-        for seq in seqs:
-            for pair in itertools.pairwise(seq):
-                counts[pair] = counts.get(pair, 0) + 1
-        allowed = [(n, pair) for pair, n in counts.items()
-                   if max(depth[pair[0]], depth[pair[1]]) < CODEC_DEPTH]
-        if not allowed:
-            break
-        best = min(allowed, key=lambda item: (-item[0], item[1]))[1]
+    counts: Counter[tuple[int, int]] = Counter()
+    for seq in seqs:
+        counts.update(zip(map(ord, seq), map(ord, seq[1:])))
+    # The most frequent pair first, the smallest among equals; an entry whose count has
+    # changed since it was pushed is skipped (the pair was pushed again with its count).
+    heap = [(-n, pair) for pair, n in counts.items()]
+    heapq.heapify(heap)
+
+    def add(pair: tuple[int, int], delta: int, touched: set[tuple[int, int]]) -> None:
+        counts[pair] += delta
+        touched.add(pair)
+
+    while len(literals) + len(pairs) < codes and heap:
+        n, best = heapq.heappop(heap)
+        if -n != counts[best] or max(depth[best[0]], depth[best[1]]) >= CODEC_DEPTH:
+            continue
         code = len(literals) + len(pairs)
-        old, new = bytes(best), bytes([code])
+        old = chr(best[0]) + chr(best[1])
         if sum(seq.count(old) for seq in seqs) < PAIR_MIN_USES:
             break
         pairs.append(best)
         depth.append(max(depth[best[0]], depth[best[1]]) + 1)
-        seqs = [seq.replace(old, new) for seq in seqs]
-    return Codec(literals, pairs), seqs
+        touched: set[tuple[int, int]] = set()
+        for t, seq in enumerate(seqs):
+            at = seq.find(old)
+            end = -1  # where the last replaced occurrence ended
+            while at >= 0:
+                # The pairs around this occurrence become pairs with the new code; the one
+                # before it already has the new code when the last occurrence ends here.
+                if at > 0:
+                    before = code if at == end else ord(seq[at - 1])
+                    add((before, best[0]), -1, touched)
+                    add((before, code), 1, touched)
+                if at + 2 < len(seq):
+                    add((best[1], ord(seq[at + 2])), -1, touched)
+                    add((code, ord(seq[at + 2])), 1, touched)
+                add(best, -1, touched)
+                end = at + 2
+                at = seq.find(old, end)
+            seqs[t] = seq.replace(old, chr(code))
+        for pair in touched:
+            if counts[pair] > 0:
+                heapq.heappush(heap, (-counts[pair], pair))
+    return Codec(literals, pairs), [[ord(ch) for ch in seq] for seq in seqs]
 
 
-def unpack(codec: Codec, codes: bytes) -> bytes:
+def unpack(codec: Codec, codes: list[int]) -> bytes:
     """The text of ``codes`` (the reader of reference.c, in Python, for the tests)."""
     out = bytearray()
     for first in codes:
@@ -452,6 +482,16 @@ def unpack(codec: Codec, codes: bytes) -> bytes:
                 left, right = codec.pairs[code - len(codec.literals)]
                 stack += [right, left]
     return bytes(out)
+
+
+def pack_bits(codes: list[int], bits: int = CODE_BITS) -> bytes:
+    """``codes`` as ``bits``-bit fields, least significant bit first (reference.c code_at())."""
+    value = 0
+    for i, code in enumerate(codes):
+        if not 0 <= code < 1 << bits:
+            raise ValueError(f"code {code} does not fit {bits} bits")
+        value |= code << (i * bits)
+    return value.to_bytes((len(codes) * bits + 7) // 8, "little")
 
 
 def c_bytes(data: bytes, indent: str) -> str:
@@ -496,28 +536,31 @@ def source_text(pages: list[Rendered], packed: bool = True) -> str:
     packed = packed and bool(pages)
     if packed:
         codec, codes = pack(texts)
+        fields = [pack_bits(c) for c in codes]
+        flat = pack_bits([code for pair in codec.pairs for code in pair])
         out.append(f"_Static_assert(REFERENCE_CODEC_DEPTH >= {CODEC_DEPTH}, "
                    '"the reader\'s stack holds the deepest code");')
         out.append(f"/* Packed text: {sum(map(len, texts))} bytes of text in "
-                   f"{sum(map(len, codes))} bytes of codes, {len(codec.literals)} literals, "
-                   f"{len(codec.pairs)} pairs. */")
+                   f"{sum(map(len, codes))} codes of {CODE_BITS} bits "
+                   f"({sum(map(len, fields))} bytes), {len(codec.literals)} literals, "
+                   f"{len(codec.pairs)} pairs ({len(flat)} bytes). */")
         out.append(f"static const uint8_t literals[] = {c_bytes(codec.literals, chr(9))};")
-        flat = bytes(code for pair in codec.pairs for code in pair)
         out.append(f"static const uint8_t pairs[] = {c_bytes(flat, chr(9))};")
         out.append("static const struct reference_codec codec = {")
         out.append("\t.literals = literals,")
         out.append("\t.pairs = pairs,")
         out.append(f"\t.literal_count = {len(codec.literals)},")
         out.append(f"\t.pair_count = {len(codec.pairs)},")
+        out.append(f"\t.code_bits = {CODE_BITS},")
         out.append("};")
         out.append("")
     for index, page in enumerate(pages):
         out.append(f"/* {page.topic} */")
         if packed:
             out.append(f"static const uint8_t body_{index}[] = "
-                       f"{c_bytes(codes[2 * index], chr(9))};")
+                       f"{c_bytes(fields[2 * index], chr(9))};")
             out.append(f"static const uint8_t contract_{index}[] = "
-                       f"{c_bytes(codes[2 * index + 1], chr(9))};")
+                       f"{c_bytes(fields[2 * index + 1], chr(9))};")
         else:
             out.append(f"static const char body_{index}[] =\n\t{c_string(page.body, chr(9))};")
             out.append(f"static const char contract_{index}[] =\n\t"

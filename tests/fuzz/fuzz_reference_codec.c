@@ -1,9 +1,11 @@
 /*
  * libFuzzer target for the reader of packed reference pages (reference_read() in
  * app/src/tools/reference.c, docs/reference-format.md "Packed text"). The input is a
- * dictionary and a field, any bytes: [literal count][pair count][literals][pairs]
- * [text length, 2 bytes][codes...], each table copied to a buffer of its exact size so that
- * a read past it is caught. For any input: the reader gives at most the field's length,
+ * dictionary and a field, any bytes: [literal count][pair count][width and piece][literals]
+ * [pairs][text length, 2 bytes][codes...], each table copied to a buffer of its exact size so
+ * that a read past it is caught. The third byte's top three bits give the code width, 8 to
+ * 15 bits (13 to 15 are out of bounds: every such field is corrupt), its low five bits the
+ * piece size; pairs and codes are packed at that width. For any input: the reader gives at most the field's length,
  * only bytes of the literal table, the same bytes in any piece size, and exactly what a
  * recursive decoder written apart from it gives, with the same verdict on corruption.
  */
@@ -38,9 +40,24 @@ struct model {
  * Appends the bytes of @p code until the length is reached; false when a code is corrupt
  * before that. @p pending is the reader's stack depth: the right halves still to read.
  */
+/* Code @p i of @p codes packed @p bits wide, least significant bit first, a bit at a time. */
+static unsigned int model_code(const uint8_t *codes, size_t i, unsigned int bits)
+{
+	unsigned int v = 0;
+
+	for (unsigned int b = 0; b < bits; b++) {
+		size_t at = i * bits + b;
+
+		v |= (unsigned int)((codes[at / 8] >> (at % 8)) & 1u) << b;
+	}
+	return v;
+}
+
 static bool expand(struct model *m, unsigned int code, unsigned int pending)
 {
-	const uint8_t *pair;
+	unsigned int left;
+	unsigned int right;
+	size_t i;
 
 	if (m->n == m->len) {
 		return true;
@@ -52,11 +69,13 @@ static bool expand(struct model *m, unsigned int code, unsigned int pending)
 	if (code - m->c->literal_count >= m->c->pair_count || pending == REFERENCE_CODEC_DEPTH) {
 		return false;
 	}
-	pair = &m->c->pairs[2 * (size_t)(code - m->c->literal_count)];
-	if (pair[0] >= code || pair[1] >= code) {
+	i = code - m->c->literal_count;
+	left = model_code(m->c->pairs, 2 * i, m->c->code_bits);
+	right = model_code(m->c->pairs, 2 * i + 1, m->c->code_bits);
+	if (left >= code || right >= code) {
 		return false;
 	}
-	return expand(m, pair[0], pending + 1) && expand(m, pair[1], pending);
+	return expand(m, left, pending + 1) && expand(m, right, pending);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -71,6 +90,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t *got;
 	size_t literal_count;
 	size_t pair_count;
+	size_t pair_bytes;
+	unsigned int bits;
+	bool bits_ok;
 	size_t count;
 	size_t len;
 	size_t n = 0;
@@ -83,32 +105,37 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	literal_count = data[0];
 	pair_count = data[1];
-	piece = (size_t)(data[2] % 17) + 1;
+	bits = 8u + (data[2] >> 5);
+	bits_ok = bits >= REFERENCE_CODE_BITS_MIN && bits <= REFERENCE_CODE_BITS_MAX;
+	piece = (size_t)((data[2] & 31u) % 17) + 1;
+	pair_bytes = (2 * pair_count * bits + 7) / 8;
 	data += 3;
 	size -= 3;
-	if (literal_count + 2 * pair_count + 2 > size) {
+	if (literal_count + pair_bytes + 2 > size) {
 		return 0;
 	}
+	/* Exact sizes (malloc(0) may give NULL: one byte more, never read when the size is 0). */
 	literals = malloc(literal_count + 1);
-	pairs = malloc(2 * pair_count + 1);
+	pairs = malloc(pair_bytes + (pair_bytes == 0));
 	check(literals != NULL && pairs != NULL, "out of memory");
 	memcpy(literals, data, literal_count);
-	memcpy(pairs, data + literal_count, 2 * pair_count);
-	data += literal_count + 2 * pair_count;
-	size -= literal_count + 2 * pair_count;
+	memcpy(pairs, data + literal_count, pair_bytes);
+	data += literal_count + pair_bytes;
+	size -= literal_count + pair_bytes;
 	len = (size_t)data[0] | (size_t)data[1] << 8;
 	data += 2;
 	size -= 2;
-	count = size > UINT16_MAX ? UINT16_MAX : size;
-	codes = malloc(count + 1);
+	count = size * 8 / bits > UINT16_MAX ? UINT16_MAX : size * 8 / bits;
+	codes = malloc((count * bits + 7) / 8 + (count == 0));
 	got = malloc(len + 1);
 	m.out = malloc(len + 1);
 	check(codes != NULL && got != NULL && m.out != NULL, "out of memory");
-	memcpy(codes, data, count);
+	memcpy(codes, data, (count * bits + 7) / 8);
 
 	codec = (struct reference_codec){.literals = literals, .pairs = pairs,
 					 .literal_count = (uint16_t)literal_count,
-					 .pair_count = (uint16_t)pair_count};
+					 .pair_count = (uint16_t)pair_count,
+					 .code_bits = (uint8_t)bits};
 	page = (struct reference_page){.topic = "t", .summary = "s", .keywords = "k",
 				       .body = (const char *)codes, .contract = "",
 				       .codec = &codec, .body_len = (uint16_t)len,
@@ -130,8 +157,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	m.c = &codec;
 	m.n = 0;
 	m.len = len;
+	if (!bits_ok) {
+		model_ok = len == 0; /* an empty field reads as empty whatever the width */
+	}
 	for (k = 0; k < count && model_ok && m.n < len; k++) {
-		model_ok = expand(&m, codes[k], 0);
+		model_ok = expand(&m, model_code(codes, k, bits), 0);
 	}
 	if (m.n < len) {
 		model_ok = false;

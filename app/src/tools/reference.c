@@ -84,42 +84,67 @@ void reference_open(struct reference_reader *r, const struct reference_page *pag
 
 	r->codec = page->codec;
 	r->src = (const uint8_t *)(body ? page->body : page->contract);
+	r->next = 0;
 	r->left = body ? page->body_len : page->contract_len;
 	r->src_left = packed ? (body ? page->body_size : page->contract_size) : r->left;
 	r->depth = 0;
 	r->corrupt = false;
 }
 
+/*
+ * Code @p i of codes packed @p bits to a code, least significant bit first: reads the bytes
+ * that hold its bits and no other.
+ */
+static unsigned int code_at(const uint8_t *codes, size_t i, unsigned int bits)
+{
+	size_t bit = i * bits;
+	const uint8_t *p = codes + bit / 8;
+	unsigned int have = 8 - (unsigned int)(bit % 8);
+	uint32_t v = (uint32_t)*p >> (bit % 8);
+
+	while (have < bits) {
+		v |= (uint32_t)*++p << have;
+		have += 8;
+	}
+	return v & ((1u << bits) - 1u);
+}
+
 /* The next byte of packed text, or -1 at its end (or at a corrupt code). */
 static int next_packed(struct reference_reader *r)
 {
 	const struct reference_codec *c = r->codec;
+	unsigned int bits = c->code_bits;
 	unsigned int code;
 
 	if (r->left == 0) {
 		return -1;
 	}
+	if (bits < REFERENCE_CODE_BITS_MIN || bits > REFERENCE_CODE_BITS_MAX) {
+		goto corrupt;
+	}
 	if (r->depth > 0) {
 		code = r->stack[--r->depth];
 	} else if (r->src_left > 0) {
-		code = *r->src++;
+		code = code_at(r->src, r->next++, bits);
 		r->src_left--;
 	} else {
 		goto corrupt;
 	}
 	while (code >= c->literal_count) {
-		unsigned int i = code - c->literal_count;
-		const uint8_t *pair;
+		size_t i = code - c->literal_count;
+		unsigned int left;
+		unsigned int right;
 
 		if (i >= c->pair_count || r->depth == REFERENCE_CODEC_DEPTH) {
 			goto corrupt;
 		}
-		pair = &c->pairs[2 * (size_t)i];
-		if (pair[0] >= code || pair[1] >= code) {
+		left = code_at(c->pairs, 2 * i, bits);
+		right = code_at(c->pairs, 2 * i + 1, bits);
+		if (left >= code || right >= code) {
 			goto corrupt;
 		}
-		r->stack[r->depth++] = pair[1];
-		code = pair[0];
+		r->stack[r->depth++] = (uint16_t)right;
+		code = left;
 	}
 	r->left--;
 	return c->literals[code];

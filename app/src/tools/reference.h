@@ -16,20 +16,24 @@
 #include <stdint.h>
 
 /*
- * The dictionary of packed text (docs/reference-format.md, "Packed text"): each byte of a
- * packed field is a code. A code below @c literal_count stands for the byte
- * literals[code]; code literal_count + i stands for the two codes pairs[2i], pairs[2i+1],
- * each smaller than itself. The generator keeps every code within REFERENCE_CODEC_DEPTH
- * pairs of its bytes, so a reader decodes with a stack of that many bytes and no window.
+ * The dictionary of packed text (docs/reference-format.md, "Packed text"): a packed field
+ * is a run of codes of @c code_bits bits each, least significant bit first. A code below
+ * @c literal_count stands for the byte literals[code]; code literal_count + i stands for the
+ * two codes 2i and 2i + 1 of @c pairs (packed the same way), each smaller than itself. The
+ * generator keeps every code within REFERENCE_CODEC_DEPTH pairs of its bytes, so a reader
+ * decodes with a stack of that many codes and no window.
  */
 struct reference_codec {
 	const uint8_t *literals;
 	const uint8_t *pairs;
 	uint16_t literal_count;
 	uint16_t pair_count;
+	uint8_t code_bits; /* REFERENCE_CODE_BITS_MIN to REFERENCE_CODE_BITS_MAX */
 };
 
-#define REFERENCE_CODEC_DEPTH 16
+#define REFERENCE_CODEC_DEPTH	 16
+#define REFERENCE_CODE_BITS_MIN 8
+#define REFERENCE_CODE_BITS_MAX 12
 
 struct reference_page {
 	const char *topic;    /* a-z 0-9 '-', unique */
@@ -42,7 +46,7 @@ struct reference_page {
 	const struct reference_codec *codec;
 	uint16_t body_len;     /* bytes of text */
 	uint16_t contract_len; /* bytes of text */
-	uint16_t body_size;    /* bytes of packed codes (with a codec) */
+	uint16_t body_size;    /* packed codes (with a codec) */
 	uint16_t contract_size;
 };
 
@@ -55,12 +59,13 @@ enum reference_field {
 struct reference_reader {
 	const struct reference_codec *codec;
 	const uint8_t *src;
+	size_t next;	 /* the next code of a packed field */
 	size_t src_left; /* codes (or plain bytes) not read yet */
 	size_t left;     /* bytes of text still to come */
-	uint8_t stack[REFERENCE_CODEC_DEPTH];
+	uint16_t stack[REFERENCE_CODEC_DEPTH];
 	uint8_t depth;
-	bool corrupt; /* a code outside the table, a pair not below its code, too deep, or
-		       * the codes ran out before the text's length */
+	bool corrupt; /* a code outside the table, a pair not below its code, too deep, a
+		       * code width out of bounds, or the codes ran out before the text's length */
 };
 
 /* A table of pages, sorted by topic (the generated one, or a test's own). */

@@ -103,15 +103,18 @@ enum tool_param_type {
 	TOOL_PARAM_OBJECTS, /* array of objects with @fields; min..max: number of elements */
 };
 
+/* Bounds of one argument: 32-bit (every built-in bound and an imported tool's integer
+ * range, MODULE_TOOL_INTEGER_MIN..MAX, fit), which keeps the entry at 28 bytes on a 32-bit
+ * core instead of 48 with 64-bit bounds. */
 struct tool_param {
 	const char *name;
-	enum tool_param_type type;
-	bool required;
 	const char *description;
-	int64_t min;
-	int64_t max;
-	uint16_t item_max_len;		  /* TOOL_PARAM_STRINGS */
 	const struct tool_param *fields;  /* TOOL_PARAM_OBJECTS: scalar fields only */
+	int32_t min;
+	int32_t max;
+	enum tool_param_type type;
+	uint16_t item_max_len;		  /* TOOL_PARAM_STRINGS */
+	bool required;
 	uint8_t field_count;
 };
 
@@ -169,12 +172,8 @@ typedef int (*tool_exec_fn)(struct tool_ctx *ctx, const struct tool_args *args,
 struct tool_def {
 	const char *name;
 	const char *description; /* sent to the model */
-	enum tool_domain domain;
-	enum tool_risk risk;
 	const struct tool_param *params;
-	uint8_t param_count;
 	const char *output;	/* the shape of the result, for docs and `agent tools` */
-	enum tool_capability capability; /* what it needs (TOOL_CAP_NONE: nothing) */
 	/**
 	 * A check of its own besides the capability, run before offering and again before
 	 * running: NULL when the tool can run now, else why not (a static string). NULL
@@ -182,8 +181,12 @@ struct tool_def {
 	 */
 	const char *(*unavailable)(void);
 	tool_exec_fn exec;
-	uint16_t groups;	 /* TOOL_GROUP_* */
 	const char *keywords;	 /* space-separated words tool_search matches, besides the name */
+	enum tool_domain domain;
+	enum tool_risk risk;
+	enum tool_capability capability; /* what it needs (TOOL_CAP_NONE: nothing) */
+	uint16_t groups;	 /* TOOL_GROUP_* */
+	uint8_t param_count;
 	bool workflow_dependency; /* may activate on demand (spec: script_run_file) */
 };
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "agent_config.h"
+#include "storage_fs.h"
 #include "storage_test_util.h"
 #include "tool_registry.h"
 #include "tool_session.h"
@@ -1242,6 +1243,44 @@ static void test_discovery_picks_stat_for_existence(void **state)
 	}
 }
 
+/* Every errno the storage tools name, and what they say of the others. */
+static void test_errno_texts(void **state)
+{
+	static const struct {
+		int err;
+		const char *text;
+	} named[] = {
+		{-ENOENT, "no such file or directory"},
+		{-EEXIST, "already exists"},
+		{-ENOTDIR, "a name on the way is not a directory"},
+		{-EISDIR, "is a directory"},
+		{-ENOTEMPTY, "directory not empty"},
+		{-ENOSPC, "no space left on the volume"},
+		{-EFBIG, "file too large for the filesystem"},
+		{-ENAMETOOLONG, "name too long for the filesystem"},
+		{-EIO, "input/output error"},
+		{-EILSEQ, "the filesystem is corrupt"},
+		{-EACCES, "permission denied"},
+		{-EROFS, "read-only filesystem"},
+		{-EBUSY, "busy"},
+		{-ENFILE, "too many open files"},
+		{-EMFILE, "too many open files"},
+		{-ENOMEM, "out of memory"},
+		{-EINVAL, "invalid argument"},
+		{-ECANCELED, "cancelled"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
+		assert_string_equal(storage_errno_text(named[i].err), named[i].text);
+	}
+	assert_string_equal(storage_errno_text(0), "filesystem error");
+	assert_string_equal(storage_errno_text(-EPERM), "filesystem error");
+	assert_string_equal(storage_errno_text(ENOENT), "filesystem error"); /* not negated */
+	assert_string_equal(storage_errno_text(-(256 + ENOENT)), "filesystem error");
+	assert_string_equal(storage_errno_text(INT32_MIN), "filesystem error");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1287,6 +1326,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_search_result_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_search_cancelled, setup, teardown),
 		cmocka_unit_test(test_definitions),
+		cmocka_unit_test(test_errno_texts),
 		/* With /lfs mounted: storage tools are offered only while a filesystem is. */
 		cmocka_unit_test_setup_teardown(test_schemas_fit_one_turn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_discovery_picks_stat_for_existence, setup,

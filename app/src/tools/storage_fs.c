@@ -9,47 +9,46 @@
 /* One chunk buffer for hashing: the tools run one at a time on the agent worker. */
 static uint8_t hash_chunk[STORAGE_CHUNK_BYTES] AGENT_PSRAM_ATTR;
 
+/*
+ * The texts by errno, as a table searched in order: a switch over these values becomes a
+ * jump table indexed by the errno, 4 bytes for each of the 140 values below ECANCELED on
+ * newlib (docs/footprint.md).
+ */
+static const struct {
+	uint8_t err; /* the positive errno (all of these are below 256) */
+	const char *text;
+} errno_texts[] = {
+	{ENOENT, "no such file or directory"},
+	{EEXIST, "already exists"},
+	{ENOTDIR, "a name on the way is not a directory"},
+	{EISDIR, "is a directory"},
+	{ENOTEMPTY, "directory not empty"},
+	{ENOSPC, "no space left on the volume"},
+	{EFBIG, "file too large for the filesystem"},
+	{ENAMETOOLONG, "name too long for the filesystem"},
+	{EIO, "input/output error"},
+	{EILSEQ, "the filesystem is corrupt"},
+	{EACCES, "permission denied"},
+	{EROFS, "read-only filesystem"},
+	{EBUSY, "busy"},
+	{ENFILE, "too many open files"},
+	{EMFILE, "too many open files"},
+	{ENOMEM, "out of memory"},
+	{EINVAL, "invalid argument"},
+	{ECANCELED, "cancelled"},
+};
+
+_Static_assert(ECANCELED < 256 && ENOTEMPTY < 256 && ENAMETOOLONG < 256 && EILSEQ < 256,
+	       "the errno table keeps errnos in a byte");
+
 const char *storage_errno_text(int err)
 {
-	switch (err) {
-	case -ENOENT:
-		return "no such file or directory";
-	case -EEXIST:
-		return "already exists";
-	case -ENOTDIR:
-		return "a name on the way is not a directory";
-	case -EISDIR:
-		return "is a directory";
-	case -ENOTEMPTY:
-		return "directory not empty";
-	case -ENOSPC:
-		return "no space left on the volume";
-	case -EFBIG:
-		return "file too large for the filesystem";
-	case -ENAMETOOLONG:
-		return "name too long for the filesystem";
-	case -EIO:
-		return "input/output error";
-	case -EILSEQ:
-		return "the filesystem is corrupt";
-	case -EACCES:
-		return "permission denied";
-	case -EROFS:
-		return "read-only filesystem";
-	case -EBUSY:
-		return "busy";
-	case -ENFILE:
-	case -EMFILE:
-		return "too many open files";
-	case -ENOMEM:
-		return "out of memory";
-	case -EINVAL:
-		return "invalid argument";
-	case -ECANCELED:
-		return "cancelled";
-	default:
-		return "filesystem error";
+	for (size_t i = 0; i < sizeof(errno_texts) / sizeof(errno_texts[0]); i++) {
+		if (err == -(int)errno_texts[i].err) {
+			return errno_texts[i].text;
+		}
 	}
+	return "filesystem error";
 }
 
 int storage_fs_fail(struct tool_ctx *ctx, int err, const char *what, const char *path)

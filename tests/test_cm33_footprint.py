@@ -6,6 +6,7 @@ runs report on that image again (--reuse) with budgets or the indirect-call tabl
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -49,7 +50,8 @@ def test_report_runs_and_every_budget_holds(built: tuple[Path, Any, dict[str, An
     for name, spec in BUDGETS.items():
         assert 0 < report["figures"][name] <= spec["bytes"], name
     # Every part the report names was measured, and the budgeted flash is their sum.
-    parts = ("core", "tools", "modules", "script", "reference pages", "port (pools)")
+    parts = ("core", "tools", "modules", "script", "reference pages", "packed texts",
+             "port (pools)")
     assert all(report["flash"][p] > 0 for p in parts)
     assert report["figures"]["flash"] == sum(report["flash"][p] for p in parts)
     assert report["figures"]["flash_linked"] == sum(report["flash"].values())
@@ -169,3 +171,27 @@ def test_budgets_are_not_written_from_another_root_table(tmp_path: Path) -> None
     assert proc.returncode == 2
     assert "not with --threads" in proc.stderr
     assert not (tmp_path / "cm33").exists()
+
+
+def test_written_budgets_keep_a_goal_that_is_met(tmp_path: Path) -> None:
+    """--write-budgets: measured plus the margin, rounded up to 64 B, but never above
+    cap_bytes (flash_core_tools: issue 16's 96 KiB, met, stays the limit)."""
+    sys.path.insert(0, str(SCRIPT.parent))
+    spec = importlib.util.spec_from_file_location("cm33_footprint", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["cm33_footprint"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    path = tmp_path / "budgets.json"
+    path.write_text(json.dumps({"about": "test", "budgets": {
+        "capped": {"bytes": 0, "margin_percent": 2, "cap_bytes": 98304, "goal": "g"},
+        "near": {"bytes": 0, "margin_percent": 2, "cap_bytes": 98304, "goal": "g"},
+        "free": {"bytes": 0, "margin_percent": 3, "goal": "g"}}}))
+    module.write_budgets(path, {"capped": 97962, "near": 90000, "free": 1000})
+    written = json.loads(path.read_text())["budgets"]
+    assert written["capped"]["bytes"] == 98304  # 99,921 with the margin
+    assert written["near"]["bytes"] == 91840  # 91,800 rounded up to 64 B
+    assert written["free"]["bytes"] == 1088
+    assert written["capped"]["measured"] == 97962
+    assert BUDGETS["flash_core_tools"]["cap_bytes"] == 98304
+    assert BUDGETS["flash_core_tools"]["bytes"] <= 98304

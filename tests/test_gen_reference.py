@@ -35,6 +35,7 @@ def _load(name: str, path: Path) -> ModuleType:
     return module
 
 
+sys.path.insert(0, str(REPO_DIR / "scripts"))  # gen_reference.py imports tool_texts.py
 GEN = _load("gen_reference", SCRIPT)
 GEN_CONFIG = _load("gen_config", REPO_DIR / "scripts" / "gen_config.py")
 
@@ -119,16 +120,16 @@ def test_repository_pages_are_valid_and_name_real_symbols() -> None:
 
 
 def test_simulator_configuration_keeps_every_page(tmp_path: Path) -> None:
-    source, header, topics = GEN.generate(PAGES_DIR, sim_dotconfig(tmp_path, BOTH_RUNTIMES))
-    assert topics == sorted(p.stem for p in PAGES_DIR.glob("*.md"))
-    assert f"#define REFERENCE_PAGE_COUNT {len(topics)}" in header
-    assert "{{" not in source
+    gen = GEN.generate(PAGES_DIR, sim_dotconfig(tmp_path, BOTH_RUNTIMES))
+    assert gen.topics == sorted(p.stem for p in PAGES_DIR.glob("*.md"))
+    assert f"#define REFERENCE_PAGE_COUNT {len(gen.topics)}" in gen.header
+    assert "{{" not in gen.source
 
 
 def test_tool_families_turned_off_drop_their_pages(tmp_path: Path) -> None:
     dotconfig = sim_dotconfig(tmp_path, "CONFIG_AGENT_TOOLS_STORAGE=n\n"
                               "CONFIG_AGENT_TOOLS_HARDWARE=n\nCONFIG_AGENT_TOOLS_JOBS=n\n")
-    _, _, topics = GEN.generate(PAGES_DIR, dotconfig)
+    topics = GEN.generate(PAGES_DIR, dotconfig).topics
     for gone in ("storage-tools", "gpio", "hardware", "jobs"):
         assert gone not in topics
     assert "agent" in topics and "man" in topics
@@ -197,7 +198,8 @@ def compile_and_dump(tmp_path: Path, pages_dir: Path, dotconfig: Path,
     # -pedantic: no string literal beyond C11's 4095 characters, no extensions.
     subprocess.run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic",
                     "-DCONFIG_AGENT_TOOLS_REFERENCE", f"-I{TOOLS_DIR}", f"-I{out_c.parent}",
-                    "-o", str(exe), str(main_c), str(out_c), str(TOOLS_DIR / "reference.c")],
+                    "-o", str(exe), str(main_c), str(out_c), str(TOOLS_DIR / "reference.c"),
+                    str(TOOLS_DIR / "text_reader.c")],
                    check=True)
     return subprocess.run([str(exe)], capture_output=True, check=True).stdout.decode()
 
@@ -358,7 +360,8 @@ int main(void)
     exe = tmp_path / f"search-{out.name}"
     subprocess.run(["cc", "-std=c11", "-Wall", "-Werror", "-DCONFIG_AGENT_TOOLS_REFERENCE",
                     f"-I{TOOLS_DIR}", f"-I{out}", "-o", str(exe), str(main_c),
-                    str(out / "reference_pages.c"), str(TOOLS_DIR / "reference.c")], check=True)
+                    str(out / "reference_pages.c"), str(TOOLS_DIR / "reference.c"),
+                    str(TOOLS_DIR / "text_reader.c")], check=True)
     return subprocess.run([str(exe)], input="\n".join(queries) + "\n", capture_output=True,
                           text=True, check=True).stdout.split("\n")
 
@@ -409,12 +412,12 @@ def api_table() -> list[tuple[str, str]]:
 def test_script_pages_follow_their_runtime(tmp_path: Path, lang: str) -> None:
     other = "python" if lang == "lua" else "lua"
     dotconfig = sim_dotconfig(tmp_path, f"{BOTH_RUNTIMES}CONFIG_AGENT_SCRIPT_{other.upper()}=n\n")
-    _, _, topics = GEN.generate(PAGES_DIR, dotconfig)
+    topics = GEN.generate(PAGES_DIR, dotconfig).topics
     assert set(LANG_PAGES[lang]) <= set(topics)
     assert not set(LANG_PAGES[other]) & set(topics)
     none = sim_dotconfig(tmp_path, "CONFIG_AGENT_SCRIPT_LUA=n\nCONFIG_AGENT_SCRIPT_PYTHON=n\n"
                          "CONFIG_AGENT_SCRIPT_TEST_HOOKS=n\n")
-    _, _, topics = GEN.generate(PAGES_DIR, none)
+    topics = GEN.generate(PAGES_DIR, none).topics
     assert not [t for t in topics if t.startswith(("lua-", "python-"))]
 
 
@@ -470,7 +473,8 @@ int main(int argc, char **argv)
     exe = tmp_path / "rank"
     subprocess.run(["cc", "-std=c11", "-Wall", "-Werror", "-DCONFIG_AGENT_TOOLS_REFERENCE",
                     f"-I{TOOLS_DIR}", f"-I{out}", "-o", str(exe), str(main_c),
-                    str(out / "reference_pages.c"), str(TOOLS_DIR / "reference.c")], check=True)
+                    str(out / "reference_pages.c"), str(TOOLS_DIR / "reference.c"),
+                    str(TOOLS_DIR / "text_reader.c")], check=True)
     lines = subprocess.run([str(exe), *queries], capture_output=True, text=True,
                            check=True).stdout.split("\n")
     return {q: lines[i].split() for i, q in enumerate(queries)}

@@ -52,7 +52,7 @@ static int imported_exec(struct tool_ctx *ctx, const struct tool_args *args,
 
 static const struct tool_def imported_weather = {
 	.name = "weather",
-	.description = "an imported tool module",
+	.description = PACKED_TEXT_PLAIN("an imported tool module"),
 	.domain = TOOL_DOMAIN_SCRIPT,
 	.exec = imported_exec,
 	.groups = TOOL_GROUP_IMPORTED,

@@ -45,7 +45,7 @@ static int echo_exec(struct tool_ctx *ctx, const struct tool_args *a, struct jso
 
 static const struct tool_def demo = {
 	.name = "demo",
-	.description = "demo",
+	.description = PACKED_TEXT_PLAIN("demo"),
 	.risk = TOOL_RISK_MUTATING,
 	.params = params,
 	.param_count = 4,

@@ -232,7 +232,7 @@ static int script_exec(struct tool_ctx *ctx, const struct tool_args *args, struc
 
 static const struct tool_def script_tool = {
 	.name = "script_run_python",
-	.description = "Run Python source.",
+	.description = PACKED_TEXT_PLAIN("Run Python source."),
 	.domain = TOOL_DOMAIN_SCRIPT,
 	.risk = TOOL_RISK_DISRUPTIVE,
 	.capability = TOOL_CAP_SCRIPT_RUNTIME,
@@ -280,7 +280,7 @@ static const char *own_check(void)
 
 static const struct tool_def own_tool = {
 	.name = "memory_recall",
-	.description = "Recall a stored memory.",
+	.description = PACKED_TEXT_PLAIN("Recall a stored memory."),
 	.domain = TOOL_DOMAIN_SYSTEM,
 	.risk = TOOL_RISK_READ,
 	.unavailable = own_check,

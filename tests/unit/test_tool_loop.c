@@ -176,7 +176,7 @@ static const struct tool_param runner_params[] = {
 
 static const struct tool_def runner = {
 	.name = "script_run_file",
-	.description = "Run a saved script.",
+	.description = PACKED_TEXT_PLAIN("Run a saved script."),
 	.domain = TOOL_DOMAIN_SCRIPT,
 	.risk = TOOL_RISK_DISRUPTIVE,
 	.params = runner_params,

@@ -88,24 +88,27 @@ static const struct tool_param skill_use_params[] = {
 	{.name = "name",
 	 .type = TOOL_PARAM_STRING,
 	 .required = true,
-	 .description = "the skill's name, as agent skills lists it",
+	 .description = TOOL_TEXT(module_skill_tool_description_1,
+	 	"the skill's name, as agent skills lists it"),
 	 .min = 1,
 	 .max = MODULE_NAME_MAX},
 };
 
 static const struct tool_def skill_use_def = {
 	.name = "skill_use",
-	.description = "Return the exact text of an installed skill: rules or instructions "
-		       "for a kind of task. An error when no skill has that name.",
+	.description = TOOL_TEXT(module_skill_tool_description_2,
+		"Return the exact text of an installed skill: rules or instructions for a kind "
+		"of task. An error when no skill has that name."),
 	.domain = TOOL_DOMAIN_REFERENCE,
 	.risk = TOOL_RISK_READ,
 	.params = skill_use_params,
 	.param_count = 1,
-	.output = "{\"name\": string, \"body\": string}",
+	.output = TOOL_TEXT(module_skill_tool_output_1, "{\"name\": string, \"body\": string}"),
 	.unavailable = skill_use_unavailable,
 	.exec = skill_use_exec,
 	.groups = TOOL_GROUP_SKILL_USE,
-	.keywords = "skill skills rules instructions procedure how guide",
+	.keywords = TOOL_TEXT(module_skill_tool_keywords_1,
+		"skill skills rules instructions procedure how guide"),
 };
 
 int module_tools_register(void)

@@ -27,10 +27,11 @@
 #error "CONFIG_AGENT_SCRIPT_FILE_ARGS_MAX must hold a tool module's declared arguments"
 #endif
 
-#define RESULT_SHAPE                                                                          \
-	"{language, outcome: completed|exception|cancelled|deadline|out_of_memory|busy|"        \
-	"unavailable|load_failed, type, line, message, truncated, output_bytes, output, "        \
-	"elapsed_ms}"
+#define RESULT_SHAPE                                                                   \
+	TOOL_TEXT(module_tool_result_shape,                                                     \
+		  "{language, outcome: completed|exception|cancelled|deadline|out_of_memory|"  \
+		  "busy|unavailable|load_failed, type, line, message, truncated, "           \
+		  "output_bytes, output, elapsed_ms}")
 
 struct module_tool {
 	struct tool_def def;
@@ -38,6 +39,7 @@ struct module_tool {
 	char arg_names[MODULE_TOOL_ARGS_MAX][MODULE_ARG_NAME_MAX + 1];
 	char name[MODULE_NAME_MAX + 1];
 	char description[MODULE_DESCRIPTION_MAX + 1];
+	struct packed_text description_text; /* the description, plain */
 	char entry[MODULE_FILE_MAX + 1];
 	uint8_t digest[MODULE_DIGEST_LEN]; /* the entry's SHA-256, recorded at import */
 	enum module_runtime runtime;
@@ -242,20 +244,21 @@ static int register_entry(int index, char *why, size_t why_len)
 	len = m.description.len < MODULE_DESCRIPTION_MAX ? m.description.len
 							 : MODULE_DESCRIPTION_MAX;
 	memcpy(t->description, m.description.ptr, len);
+	t->description_text = (struct packed_text){.data = t->description, .len = (uint16_t)len};
 	len = m.entry.len < MODULE_FILE_MAX ? m.entry.len : MODULE_FILE_MAX;
 	memcpy(t->entry, m.entry.ptr, len);
 	sha256_digest(text + e->manifest_len, e->body_len, t->digest);
 	t->runtime = m.runtime;
 	t->output_max = m.output_max != 0u ? m.output_max : CONFIG_AGENT_SCRIPT_TOOL_OUTPUT_MAX_LEN;
 	t->def.name = t->name;
-	t->def.description = t->description;
+	t->def.description = &t->description_text;
 	t->def.domain = TOOL_DOMAIN_SCRIPT;
 	t->def.risk = m.risk;
 	t->def.params = t->params;
 	t->def.param_count = module_tool_params(&m, t->params, t->arg_names);
 	t->def.exec = executors[index];
 	t->def.groups = TOOL_GROUP_IMPORTED;
-	t->def.keywords = "imported device tool module";
+	t->def.keywords = TOOL_TEXT(module_tool_keywords_1, "imported device tool module");
 	switch (m.runtime) {
 	case MODULE_RUNTIME_LUA:
 		t->def.capability = TOOL_CAP_SCRIPT_RUNTIME;
@@ -268,7 +271,8 @@ static int register_entry(int index, char *why, size_t why_len)
 		t->def.output = RESULT_SHAPE;
 		break;
 	default:
-		t->def.output = "the host program's result (docs/modules.md \"Host tools\")";
+		t->def.output = TOOL_TEXT(module_tool_output_1,
+			"the host program's result (docs/modules.md \"Host tools\")");
 		break;
 	}
 	err = tool_registry_add(&t->def);

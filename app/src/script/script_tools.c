@@ -139,41 +139,45 @@ static const char *lua_unavailable(void)
 	}
 
 static const struct tool_param python_params[] = {
-	SOURCE_PARAM("MicroPython source, at most " STORAGE_STR(
-		CONFIG_AGENT_SCRIPT_SOURCE_MAX_LEN) " bytes; print() what you need back. "
-						    "`import device` reaches files and the board."),
+	SOURCE_PARAM(TOOL_TEXT(script_tools_param_1,
+		"MicroPython source, at most {{CONFIG_AGENT_SCRIPT_SOURCE_MAX_LEN}} bytes; "
+		"print() what you need back. `import device` reaches files and the board.")),
 };
 
 static const struct tool_param lua_params[] = {
-	SOURCE_PARAM("Lua 5.4 source, at most " STORAGE_STR(
-		CONFIG_AGENT_SCRIPT_SOURCE_MAX_LEN) " bytes; print() what you need back. The "
-						    "global `device` reaches files and the board."),
+	SOURCE_PARAM(TOOL_TEXT(script_tools_param_2,
+		"Lua 5.4 source, at most {{CONFIG_AGENT_SCRIPT_SOURCE_MAX_LEN}} bytes; print() "
+		"what you need back. The global `device` reaches files and the board.")),
 };
 
 static const struct tool_param file_params[] = {
-	STORAGE_PATH_PARAM("The script file, ending in .py or .lua: absolute (\"/lfs/blink.py\") "
-			   "or relative to the shell's current directory."),
+	STORAGE_PATH_PARAM(TOOL_TEXT(script_tools_param_3,
+		"The script file, ending in .py or .lua: absolute (\"/lfs/blink.py\") or "
+		"relative to the shell's current directory.")),
 	{
 		.name = "args",
 		.type = TOOL_PARAM_STRINGS,
-		.description = "Arguments: sys.argv[1:] in Python, arg[1..] and ... in Lua.",
+		.description = TOOL_TEXT(script_tools_description_1,
+			"Arguments: sys.argv[1:] in Python, arg[1..] and ... in Lua."),
 		.min = 0,
 		.max = CONFIG_AGENT_SCRIPT_FILE_ARGS_MAX,
 		.item_max_len = SCRIPT_ARG_MAX_LEN,
 	},
 };
 
-#define RESULT_SHAPE                                                                          \
-	"{language, outcome: completed|exception|cancelled|deadline|out_of_memory|busy|"        \
-	"unavailable|load_failed, type, line, message, truncated, output_bytes, output, "        \
-	"elapsed_ms}"
+#define RESULT_SHAPE                                                                   \
+	TOOL_TEXT(script_tools_result_shape,                                                     \
+		  "{language, outcome: completed|exception|cancelled|deadline|out_of_memory|"  \
+		  "busy|unavailable|load_failed, type, line, message, truncated, "           \
+		  "output_bytes, output, elapsed_ms}")
 
 static const struct tool_def script_tools[] = {
 	{
 		.name = "script_run_python",
-		.description = "Run a MicroPython source string on the device and return its "
-			       "printed output (at most " STORAGE_STR(TOOL_OUTPUT_MAX) " bytes) "
-			       "and status. Runs code: the person confirms it.",
+		.description = TOOL_TEXT(script_tools_description_2,
+			"Run a MicroPython source string on the device and return its printed "
+			"output (at most {{CONFIG_AGENT_SCRIPT_TOOL_OUTPUT_MAX_LEN}} bytes) and "
+			"status. Runs code: the person confirms it."),
 		.domain = TOOL_DOMAIN_SCRIPT,
 		.risk = TOOL_RISK_DISRUPTIVE,
 		.params = python_params,
@@ -183,13 +187,15 @@ static const struct tool_def script_tools[] = {
 		.unavailable = python_unavailable,
 		.exec = python_exec,
 		.groups = TOOL_GROUP_RUN,
-		.keywords = "python micropython script run execute code eval compute calculate",
+		.keywords = TOOL_TEXT(script_tools_keywords_1,
+			"python micropython script run execute code eval compute calculate"),
 	},
 	{
 		.name = "script_run_lua",
-		.description = "Run a Lua 5.4 source string on the device and return its printed "
-			       "output (at most " STORAGE_STR(TOOL_OUTPUT_MAX) " bytes) and "
-			       "status. Runs code: the person confirms it.",
+		.description = TOOL_TEXT(script_tools_description_3,
+			"Run a Lua 5.4 source string on the device and return its printed "
+			"output (at most {{CONFIG_AGENT_SCRIPT_TOOL_OUTPUT_MAX_LEN}} bytes) and "
+			"status. Runs code: the person confirms it."),
 		.domain = TOOL_DOMAIN_SCRIPT,
 		.risk = TOOL_RISK_DISRUPTIVE,
 		.params = lua_params,
@@ -199,16 +205,16 @@ static const struct tool_def script_tools[] = {
 		.unavailable = lua_unavailable,
 		.exec = lua_exec,
 		.groups = TOOL_GROUP_RUN,
-		.keywords = "lua script run execute code eval compute calculate",
+		.keywords = TOOL_TEXT(script_tools_keywords_2,
+			"lua script run execute code eval compute calculate"),
 	},
 	{
 		.name = "script_run_file",
-		.description = "Run a saved .py or .lua file with up to " STORAGE_STR(
-			CONFIG_AGENT_SCRIPT_FILE_ARGS_MAX) " arguments; returns its printed "
-							   "output (at most " STORAGE_STR(
-								   TOOL_OUTPUT_MAX) " bytes) and "
-							   "status. Runs code: the person "
-							   "confirms it.",
+		.description = TOOL_TEXT(script_tools_description_4,
+			"Run a saved .py or .lua file with up to "
+			"{{CONFIG_AGENT_SCRIPT_FILE_ARGS_MAX}} arguments; returns its printed "
+			"output (at most {{CONFIG_AGENT_SCRIPT_TOOL_OUTPUT_MAX_LEN}} bytes) and "
+			"status. Runs code: the person confirms it."),
 		.domain = TOOL_DOMAIN_SCRIPT,
 		.risk = TOOL_RISK_DISRUPTIVE,
 		.params = file_params,
@@ -217,7 +223,8 @@ static const struct tool_def script_tools[] = {
 		.capability = TOOL_CAP_SCRIPT_RUNTIME,
 		.exec = file_exec,
 		.groups = TOOL_GROUP_RUN,
-		.keywords = "run execute script file program python lua saved arguments",
+		.keywords = TOOL_TEXT(script_tools_keywords_3,
+			"run execute script file program python lua saved arguments"),
 		.workflow_dependency = true,
 	},
 };

@@ -72,25 +72,26 @@ bool memory_parse_float(const char *text, float *out)
 	int exp10 = 0;
 	int exp = 0;
 	bool exp_negative = false;
+	bool point = false;
 	uint32_t bits = 0;
 	int e2 = 0;
 
 	c += negative;
-	for (; *c >= '0' && *c <= '9'; c++) {
+	/* The digits, a point among them: 18 significant ones kept, the rest only counted. */
+	for (;; c++) {
+		if (*c == '.' && !point) {
+			point = true;
+			continue;
+		}
+		if (*c < '0' || *c > '9') {
+			break;
+		}
 		if (digits < 18) {
 			mantissa = mantissa * 10 + (uint64_t)(*c - '0');
 			digits += mantissa != 0;
+			exp10 -= point;
 		} else {
-			exp10++;
-		}
-	}
-	if (*c == '.') {
-		for (c++; *c >= '0' && *c <= '9'; c++) {
-			if (digits < 18) {
-				mantissa = mantissa * 10 + (uint64_t)(*c - '0');
-				digits += mantissa != 0;
-				exp10--;
-			}
+			exp10 += !point;
 		}
 	}
 	if (*c == 'e' || *c == 'E') {
@@ -108,20 +109,19 @@ bool memory_parse_float(const char *text, float *out)
 		return false; /* at most 18 digits: beyond 1e78, far beyond a single */
 	}
 	if (mantissa != 0 && exp10 >= -70) { /* else below 1e-52: 0 */
-		for (; exp10 > 0; exp10--) {
+		while (exp10 != 0) {
 			while ((mantissa >> 63) == 0) {
 				mantissa <<= 1;
 				e2--;
 			}
-			mantissa = (mantissa >> 4) * 10u; /* below 2^60 * 10 */
-			e2 += 4;
-		}
-		for (; exp10 < 0; exp10++) {
-			while ((mantissa >> 63) == 0) {
-				mantissa <<= 1;
-				e2--;
+			if (exp10 > 0) {
+				mantissa = (mantissa >> 4) * 10u; /* below 2^60 * 10 */
+				e2 += 4;
+				exp10--;
+			} else {
+				mantissa = decimal_div10(mantissa); /* at least 2^59 */
+				exp10++;
 			}
-			mantissa = decimal_div10(mantissa); /* at least 2^59 */
 		}
 		if (!single_bits(mantissa, e2, &bits)) {
 			return false;

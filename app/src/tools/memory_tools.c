@@ -134,7 +134,8 @@ static const struct tool_param write_params[] = {
 		.name = "text",
 		.type = TOOL_PARAM_STRING,
 		.required = true,
-		.description = "The note to remember, in words a later query will resemble.",
+		.description = TOOL_TEXT(memory_tools_description_1,
+			"The note to remember, in words a later query will resemble."),
 		.min = 1,
 		.max = MEMORY_NOTE_MAX,
 	},
@@ -145,7 +146,7 @@ static const struct tool_param recall_params[] = {
 		.name = "query",
 		.type = TOOL_PARAM_STRING,
 		.required = true,
-		.description = "What to look for, in words.",
+		.description = TOOL_TEXT(memory_tools_description_2, "What to look for, in words."),
 		.min = 1,
 		.max = MEMORY_NOTE_MAX,
 	},
@@ -153,7 +154,8 @@ static const struct tool_param recall_params[] = {
 		.name = "count",
 		.type = TOOL_PARAM_INTEGER,
 		.required = false,
-		.description = "How many notes at most (default 3).",
+		.description = TOOL_TEXT(memory_tools_description_3,
+			"How many notes at most (default 3)."),
 		.min = 1,
 		.max = CONFIG_AGENT_MEMORY_RECALL_MAX,
 	},
@@ -161,36 +163,39 @@ static const struct tool_param recall_params[] = {
 
 const struct tool_def tool_memory_write = {
 	.name = "memory_write",
-	.description = "Remember a note across conversations: the note is embedded by the "
-		       "configured embeddings endpoint and kept on the device's flash with its "
-		       "vector. The store keeps the newest notes; a write into a full store "
-		       "drops the oldest note.",
+	.description = TOOL_TEXT(memory_tools_description_4,
+		"Remember a note across conversations: the note is embedded by the configured "
+		"embeddings endpoint and kept on the device's flash with its vector. The store "
+		"keeps the newest notes; a write into a full store drops the oldest note."),
 	.domain = TOOL_DOMAIN_STORAGE,
 	.risk = TOOL_RISK_MUTATING,
 	.params = write_params,
 	.param_count = 1,
-	.output = "{id, notes, evicted: id or null}",
+	.output = TOOL_TEXT(memory_tools_output_1, "{id, notes, evicted: id or null}"),
 	.capability = TOOL_CAP_LFS,
 	.unavailable = memory_unavailable,
 	.exec = write_exec,
 	.groups = TOOL_GROUP_MEMORY_WRITE,
-	.keywords = "memory remember note save store embedding",
+	.keywords = TOOL_TEXT(memory_tools_keywords_1, "memory remember note save store embedding"),
 };
 
 const struct tool_def tool_memory_recall = {
 	.name = "memory_recall",
-	.description = "Recall the remembered notes nearest a query by meaning (cosine "
-		       "similarity of embeddings), best first, with their scores from -1 to 1.",
+	.description = TOOL_TEXT(memory_tools_description_5,
+		"Recall the remembered notes nearest a query by meaning (cosine similarity of "
+		"embeddings), best first, with their scores from -1 to 1."),
 	.domain = TOOL_DOMAIN_STORAGE,
 	.risk = TOOL_RISK_READ,
 	.params = recall_params,
 	.param_count = 2,
-	.output = "{notes: [{id, score, text}], stored, truncated}",
+	.output = TOOL_TEXT(memory_tools_output_2,
+		"{notes: [{id, score, text}], stored, truncated}"),
 	.capability = TOOL_CAP_LFS,
 	.unavailable = memory_unavailable,
 	.exec = recall_exec,
 	.groups = TOOL_GROUP_MEMORY_RECALL,
-	.keywords = "memory recall remember notes search embedding similar",
+	.keywords = TOOL_TEXT(memory_tools_keywords_2,
+		"memory recall remember notes search embedding similar"),
 };
 
 #endif /* CONFIG_AGENT_TOOLS_MEMORY */

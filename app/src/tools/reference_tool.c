@@ -20,21 +20,23 @@
 /* A cut contract keeps at least this much, or is left out. */
 #define CONTRACT_PART_MIN 64
 
+/* Packed like the tools' texts; the one of this build's hardware tools is linked. */
 #if defined(CONFIG_AGENT_TOOLS_HARDWARE)
-#define GUIDANCE_HARDWARE                                                                    \
-	"discover hardware names first (hardware_describe, then gpio_list or buses_list) and "  \
-	"use only names they return; "
-#else
-#define GUIDANCE_HARDWARE                                                                    \
-	"this build has no hardware inspection tools, so assume no pin, bus or device exists; "
-#endif
-
-const char reference_guidance[] =
+const struct packed_text *const reference_guidance = TOOL_TEXT(reference_guidance_hardware,
 	"Use the commands, names, constants and limits documented in these contracts, never "
-	"guessed strings or numbers; " GUIDANCE_HARDWARE
-	"respect the Kconfig gates: a tool, command or page missing from this build is not "
-	"available, so do not emulate it; preserve cleanup patterns: close what you open, "
-	"release what you claim and restore state on every error path.";
+	"guessed strings or numbers; discover hardware names first (hardware_describe, then "
+	"gpio_list or buses_list) and use only names they return; respect the Kconfig gates: a "
+	"tool, command or page missing from this build is not available, so do not emulate it; "
+	"preserve cleanup patterns: close what you open, release what you claim and restore "
+	"state on every error path.");
+#else
+const struct packed_text *const reference_guidance = TOOL_TEXT(reference_guidance_no_hardware,
+	"Use the commands, names, constants and limits documented in these contracts, never "
+	"guessed strings or numbers; this build has no hardware inspection tools, so assume no "
+	"pin, bus or device exists; respect the Kconfig gates: a tool, command or page missing "
+	"from this build is not available, so do not emulate it; preserve cleanup patterns: "
+	"close what you open, release what you claim and restore state on every error path.");
+#endif
 
 /*
  * The character at @p text (at most @p len bytes): returns its length in bytes and puts in
@@ -244,11 +246,14 @@ int reference_tool_answer(const struct reference_index *index, const char *query
 	struct reference_hit hits[CONFIG_AGENT_REFERENCE_MATCHES_MAX];
 	size_t count = reference_search(index, query, len, hits, CONFIG_AGENT_REFERENCE_MATCHES_MAX,
 					NULL);
+	char guidance_text[PACKED_TEXT_LEN_MAX + 1];
+	const char *guidance =
+		packed_text_str(reference_guidance, guidance_text, sizeof(guidance_text));
 	/* What follows the list: `],"guidance":"..."` (the closing brace and a "truncated"
 	 * member are in the room tool_result_room() keeps back).
 	 */
 	size_t tail = strlen("],\"guidance\":\"\"") +
-		      escaped_len(reference_guidance, strlen(reference_guidance));
+		      escaped_len(guidance, strlen(guidance));
 	bool truncated = false;
 
 	jw_object_begin(out);
@@ -285,7 +290,7 @@ int reference_tool_answer(const struct reference_index *index, const char *query
 		write_hint(out, index, room > tail ? room - tail : 0);
 	}
 	jw_key(out, "guidance");
-	jw_string(out, reference_guidance);
+	jw_string(out, guidance);
 	if (truncated) {
 		jw_key(out, "truncated");
 		jw_bool(out, true);
@@ -306,8 +311,9 @@ static const struct tool_param reference_params[] = {
 		.name = "query",
 		.type = TOOL_PARAM_STRING,
 		.required = true,
-		.description = "One query naming the subject and the task, e.g. \"storage write "
-			       "limits\" or \"gpio read level\".",
+		.description = TOOL_TEXT(reference_tool_description_1,
+			"One query naming the subject and the task, e.g. \"storage write "
+			"limits\" or \"gpio read level\"."),
 		.min = 1,
 		.max = CONFIG_AGENT_TOOL_QUERY_MAX_LEN,
 	},
@@ -315,17 +321,20 @@ static const struct tool_param reference_params[] = {
 
 const struct tool_def tool_firmware_reference = {
 	.name = "firmware_reference",
-	.description = "Search this firmware's reference pages (the ones `man` shows) for "
-		       "compact, authoritative contracts: shell commands, tools, paths, limits "
-		       "and errors of this build. Returns the best few matches with coding "
-		       "guidance. Consult it before writing commands or code for the device.",
+	.description = TOOL_TEXT(reference_tool_description_2,
+		"Search this firmware's reference pages (the ones `man` shows) for compact, "
+		"authoritative contracts: shell commands, tools, paths, limits and errors of "
+		"this build. Returns the best few matches with coding guidance. Consult it "
+		"before writing commands or code for the device."),
 	.domain = TOOL_DOMAIN_REFERENCE,
 	.risk = TOOL_RISK_READ,
 	.params = reference_params,
 	.param_count = 1,
-	.output = "{results: [{topic, summary, contract}], guidance, truncated?, hint?}",
+	.output = TOOL_TEXT(reference_tool_output_1,
+		"{results: [{topic, summary, contract}], guidance, truncated?, hint?}"),
 	.exec = reference_exec,
-	.keywords = "reference manual man documentation contract api limits help",
+	.keywords = TOOL_TEXT(reference_tool_keywords_1,
+		"reference manual man documentation contract api limits help"),
 };
 
 #endif /* CONFIG_AGENT_TOOLS_REFERENCE */

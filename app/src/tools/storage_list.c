@@ -140,42 +140,48 @@ static int stat_exec(struct tool_ctx *ctx, const struct tool_args *args, struct 
 }
 
 static const struct tool_param list_params[] = {
-	STORAGE_PATH_PARAM("Directory to list: absolute (\"/lfs/scripts\") or relative to the "
-			   "shell's current directory (\".\")."),
+	STORAGE_PATH_PARAM(TOOL_TEXT(storage_list_param_1,
+		"Directory to list: absolute (\"/lfs/scripts\") or relative to the shell's "
+		"current directory (\".\").")),
 };
 
 static const struct tool_param stat_params[] = {
-	STORAGE_PATH_PARAM("Exact path to check, absolute (\"/lfs/config.lua\") or relative to "
-			   "the shell's current directory (\"mandel.py\")."),
+	STORAGE_PATH_PARAM(TOOL_TEXT(storage_list_param_2,
+		"Exact path to check, absolute (\"/lfs/config.lua\") or relative to the shell's "
+		"current directory (\"mandel.py\").")),
 };
 
 const struct tool_def tool_storage_list = {
 	.name = "storage_list",
-	.description = "List one directory: up to " STORAGE_STR(CONFIG_AGENT_STORAGE_LIST_MAX)
-		       " entries with name, type (file or dir) and size; \"truncated\": true "
-		       "when it holds more.",
+	.description = TOOL_TEXT(storage_list_description_1,
+		"List one directory: up to {{CONFIG_AGENT_STORAGE_LIST_MAX}} entries with name, "
+		"type (file or dir) and size; \"truncated\": true when it holds more."),
 	.domain = TOOL_DOMAIN_STORAGE,
 	.risk = TOOL_RISK_READ,
 	.params = list_params,
 	.param_count = 1,
-	.output = "{path, entries: [{name, type: file|dir, size (files)}], count, truncated}",
+	.output = TOOL_TEXT(storage_list_output_1,
+		"{path, entries: [{name, type: file|dir, size (files)}], count, truncated}"),
 	.exec = list_exec,
 	.groups = TOOL_GROUP_FS_LIST,
-	.keywords = "list directory folder files contents ls dir entries browse show",
+	.keywords = TOOL_TEXT(storage_list_keywords_1,
+		"list directory folder files contents ls dir entries browse show"),
 };
 
 const struct tool_def tool_storage_stat = {
 	.name = "storage_stat",
-	.description = "Check whether one exact file or directory path exists; returns exists, "
-		       "the resolved absolute path, type and size. The required check for any "
-		       "file-existence question (does X exist, is there a file X).",
+	.description = TOOL_TEXT(storage_list_description_2,
+		"Check whether one exact file or directory path exists; returns exists, the "
+		"resolved absolute path, type and size. The required check for any "
+		"file-existence question (does X exist, is there a file X)."),
 	.domain = TOOL_DOMAIN_STORAGE,
 	.risk = TOOL_RISK_READ,
 	.params = stat_params,
 	.param_count = 1,
-	.output = "{path, resolved, exists, type: file|dir, size (files)}",
+	.output = TOOL_TEXT(storage_list_output_2,
+		"{path, resolved, exists, type: file|dir, size (files)}"),
 	.exec = stat_exec,
 	.groups = TOOL_GROUP_FS_STAT,
-	.keywords = "exist exists existence present missing whether check stat path size type "
-		    "file",
+	.keywords = TOOL_TEXT(storage_list_keywords_2,
+		"exist exists existence present missing whether check stat path size type file"),
 };

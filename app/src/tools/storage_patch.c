@@ -465,7 +465,8 @@ static const struct tool_param edit_fields[] = {
 		.name = "offset",
 		.type = TOOL_PARAM_INTEGER,
 		.required = true,
-		.description = "Byte offset in the original file.",
+		.description = TOOL_TEXT(storage_patch_description_1,
+			"Byte offset in the original file."),
 		.min = 0,
 		.max = CONFIG_AGENT_STORAGE_PATCH_FILE_MAX,
 	},
@@ -473,7 +474,8 @@ static const struct tool_param edit_fields[] = {
 		.name = "delete",
 		.type = TOOL_PARAM_INTEGER,
 		.required = false,
-		.description = "Bytes removed at offset (default 0).",
+		.description = TOOL_TEXT(storage_patch_description_2,
+			"Bytes removed at offset (default 0)."),
 		.min = 0,
 		.max = CONFIG_AGENT_STORAGE_PATCH_FILE_MAX,
 	},
@@ -481,19 +483,22 @@ static const struct tool_param edit_fields[] = {
 		.name = "insert",
 		.type = TOOL_PARAM_STRING,
 		.required = false,
-		.description = "Text put at offset (default none).",
+		.description = TOOL_TEXT(storage_patch_description_3,
+			"Text put at offset (default none)."),
 		.min = 0,
 		.max = CONFIG_AGENT_STORAGE_PATCH_INSERT_MAX,
 	},
 };
 
 static const struct tool_param patch_params[] = {
-	STORAGE_PATH_PARAM("File to edit (absolute, or relative to the current directory)."),
+	STORAGE_PATH_PARAM(TOOL_TEXT(storage_patch_param_1,
+		"File to edit (absolute, or relative to the current directory).")),
 	{
 		.name = "sha256",
 		.type = TOOL_PARAM_STRING,
 		.required = true,
-		.description = "The file's sha256 from storage_read_range.",
+		.description = TOOL_TEXT(storage_patch_description_4,
+			"The file's sha256 from storage_read_range."),
 		.min = SHA256_HEX_LEN,
 		.max = SHA256_HEX_LEN,
 	},
@@ -501,7 +506,8 @@ static const struct tool_param patch_params[] = {
 		.name = "edits",
 		.type = TOOL_PARAM_OBJECTS,
 		.required = true,
-		.description = "Ascending, non-overlapping edits of the original.",
+		.description = TOOL_TEXT(storage_patch_description_5,
+			"Ascending, non-overlapping edits of the original."),
 		.min = 1,
 		.max = CONFIG_AGENT_STORAGE_PATCH_EDITS_MAX,
 		.fields = edit_fields,
@@ -511,19 +517,20 @@ static const struct tool_param patch_params[] = {
 
 const struct tool_def tool_storage_patch = {
 	.name = "storage_patch",
-	.description = "Edit a text file (at most " STORAGE_STR(CONFIG_AGENT_STORAGE_PATCH_FILE_MAX)
-		       " bytes) with up to " STORAGE_STR(CONFIG_AGENT_STORAGE_PATCH_EDITS_MAX)
-		       " byte-offset edits. A stale sha256 returns a conflict and changes "
-		       "nothing.",
+	.description = TOOL_TEXT(storage_patch_description_6,
+		"Edit a text file (at most {{CONFIG_AGENT_STORAGE_PATCH_FILE_MAX}} bytes) with "
+		"up to {{CONFIG_AGENT_STORAGE_PATCH_EDITS_MAX}} byte-offset edits. A stale "
+		"sha256 returns a conflict and changes nothing."),
 	.domain = TOOL_DOMAIN_STORAGE,
 	.risk = TOOL_RISK_MUTATING,
 	.params = patch_params,
 	.param_count = 3,
-	.output = "{path, size, sha256, previous_size, previous_sha256, edits, method: "
-		  "staged|in_place} or {conflict: true, path, sha256, size, expected, changed: "
-		  "false, message}",
+	.output = TOOL_TEXT(storage_patch_output_1,
+		"{path, size, sha256, previous_size, previous_sha256, edits, method: "
+		"staged|in_place} or {conflict: true, path, sha256, size, expected, changed: "
+		"false, message}"),
 	.exec = patch_exec,
 	.groups = TOOL_GROUP_FS_UPDATE,
-	.keywords = "patch edit modify change update replace insert delete fix lines large "
-		    "file",
+	.keywords = TOOL_TEXT(storage_patch_keywords_1,
+		"patch edit modify change update replace insert delete fix lines large file"),
 };

@@ -140,12 +140,14 @@ static int range_exec(struct tool_ctx *ctx, const struct tool_args *args, struct
 }
 
 static const struct tool_param range_params[] = {
-	STORAGE_PATH_PARAM("Text file (absolute, or relative to the current directory)."),
+	STORAGE_PATH_PARAM(TOOL_TEXT(storage_range_param_1,
+		"Text file (absolute, or relative to the current directory).")),
 	{
 		.name = "offset",
 		.type = TOOL_PARAM_INTEGER,
 		.required = true,
-		.description = "Byte offset to start at (0 for the start; next_offset continues).",
+		.description = TOOL_TEXT(storage_range_description_1,
+			"Byte offset to start at (0 for the start; next_offset continues)."),
 		.min = 0,
 		.max = INT32_MAX,
 	},
@@ -153,8 +155,9 @@ static const struct tool_param range_params[] = {
 		.name = "length",
 		.type = TOOL_PARAM_INTEGER,
 		.required = false,
-		.description = "Bytes to read (default and most "
-			       STORAGE_STR(CONFIG_AGENT_STORAGE_RANGE_MAX_LEN) ").",
+		.description = TOOL_TEXT(storage_range_description_2,
+			"Bytes to read (default and most "
+			"{{CONFIG_AGENT_STORAGE_RANGE_MAX_LEN}})."),
 		.min = 1,
 		.max = CONFIG_AGENT_STORAGE_RANGE_MAX_LEN,
 	},
@@ -162,16 +165,19 @@ static const struct tool_param range_params[] = {
 
 const struct tool_def tool_storage_read_range = {
 	.name = "storage_read_range",
-	.description = "Read up to " STORAGE_STR(CONFIG_AGENT_STORAGE_RANGE_MAX_LEN) " bytes of a "
-		       "text file at a byte offset; returns the content, the whole file's SHA-256 "
-		       "(for storage_patch), next_offset and eof.",
+	.description = TOOL_TEXT(storage_range_description_3,
+		"Read up to {{CONFIG_AGENT_STORAGE_RANGE_MAX_LEN}} bytes of a text file at a "
+		"byte offset; returns the content, the whole file's SHA-256 (for "
+		"storage_patch), next_offset and eof."),
 	.domain = TOOL_DOMAIN_STORAGE,
 	.risk = TOOL_RISK_SENSITIVE,
 	.params = range_params,
 	.param_count = 3,
-	.output = "{path, size, sha256, offset, content, length, next_offset, eof, truncated, "
-		  "reason (when truncated: character_boundary|not_text|result_full)}",
+	.output = TOOL_TEXT(storage_range_output_1,
+		"{path, size, sha256, offset, content, length, next_offset, eof, truncated, "
+		"reason (when truncated: character_boundary|not_text|result_full)}"),
 	.exec = range_exec,
 	.groups = TOOL_GROUP_FS_READ,
-	.keywords = "read range offset bytes part chunk sha256 hash large file edit before patch",
+	.keywords = TOOL_TEXT(storage_range_keywords_1,
+		"read range offset bytes part chunk sha256 hash large file edit before patch"),
 };

@@ -211,18 +211,21 @@ static int write_exec(struct tool_ctx *ctx, const struct tool_args *args, struct
 }
 
 static const struct tool_param read_params[] = {
-	STORAGE_PATH_PARAM("Text file (absolute, or relative to the current directory)."),
+	STORAGE_PATH_PARAM(TOOL_TEXT(storage_rw_param_1,
+		"Text file (absolute, or relative to the current directory).")),
 };
 
 static const struct tool_param write_params[] = {
-	STORAGE_PATH_PARAM("File to create or replace (absolute, or relative to the current "
-			   "directory); its directory must exist."),
+	STORAGE_PATH_PARAM(TOOL_TEXT(storage_rw_param_2,
+		"File to create or replace (absolute, or relative to the current directory); "
+		"its directory must exist.")),
 	{
 		.name = "content",
 		.type = TOOL_PARAM_STRING,
 		.required = true,
-		.description = "The whole new content (UTF-8 text, at most "
-			       STORAGE_STR(CONFIG_AGENT_STORAGE_IO_MAX_LEN) " bytes).",
+		.description = TOOL_TEXT(storage_rw_description_1,
+			"The whole new content (UTF-8 text, at most "
+			"{{CONFIG_AGENT_STORAGE_IO_MAX_LEN}} bytes)."),
 		.min = 0,
 		.max = CONFIG_AGENT_STORAGE_IO_MAX_LEN,
 	},
@@ -230,30 +233,35 @@ static const struct tool_param write_params[] = {
 
 const struct tool_def tool_storage_read = {
 	.name = "storage_read",
-	.description = "Read a text file: up to " STORAGE_STR(CONFIG_AGENT_STORAGE_IO_MAX_LEN)
-		       " bytes; a longer file returns its start with \"truncated\": true (continue "
-		       "with storage_read_range). Files that are not UTF-8 text are refused.",
+	.description = TOOL_TEXT(storage_rw_description_2,
+		"Read a text file: up to {{CONFIG_AGENT_STORAGE_IO_MAX_LEN}} bytes; a longer "
+		"file returns its start with \"truncated\": true (continue with "
+		"storage_read_range). Files that are not UTF-8 text are refused."),
 	.domain = TOOL_DOMAIN_STORAGE,
 	.risk = TOOL_RISK_SENSITIVE,
 	.params = read_params,
 	.param_count = 1,
-	.output = "{path, size, content, bytes, truncated, next_offset (when truncated)}",
+	.output = TOOL_TEXT(storage_rw_output_1,
+		"{path, size, content, bytes, truncated, next_offset (when truncated)}"),
 	.exec = read_exec,
 	.groups = TOOL_GROUP_FS_READ,
-	.keywords = "read open show cat view print file contents text source script",
+	.keywords = TOOL_TEXT(storage_rw_keywords_1,
+		"read open show cat view print file contents text source script"),
 };
 
 const struct tool_def tool_storage_write = {
 	.name = "storage_write",
-	.description = "Create or replace a text file with up to "
-		       STORAGE_STR(CONFIG_AGENT_STORAGE_IO_MAX_LEN) " bytes, atomically (the old "
-		       "file stays whole if the write fails). Returns the new SHA-256.",
+	.description = TOOL_TEXT(storage_rw_description_3,
+		"Create or replace a text file with up to {{CONFIG_AGENT_STORAGE_IO_MAX_LEN}} "
+		"bytes, atomically (the old file stays whole if the write fails). Returns the "
+		"new SHA-256."),
 	.domain = TOOL_DOMAIN_STORAGE,
 	.risk = TOOL_RISK_MUTATING,
 	.params = write_params,
 	.param_count = 2,
-	.output = "{path, bytes, created, sha256}",
+	.output = TOOL_TEXT(storage_rw_output_2, "{path, bytes, created, sha256}"),
 	.exec = write_exec,
 	.groups = TOOL_GROUP_FS_WRITE,
-	.keywords = "write create save replace overwrite new file store text script",
+	.keywords = TOOL_TEXT(storage_rw_keywords_2,
+		"write create save replace overwrite new file store text script"),
 };

@@ -425,13 +425,15 @@ static int search_exec(struct tool_ctx *ctx, const struct tool_args *args, struc
 }
 
 static const struct tool_param search_params[] = {
-	STORAGE_PATH_PARAM("File or directory to search under (absolute, or relative to the "
-			   "current directory)."),
+	STORAGE_PATH_PARAM(TOOL_TEXT(storage_search_param_1,
+		"File or directory to search under (absolute, or relative to the current "
+		"directory).")),
 	{
 		.name = "query",
 		.type = TOOL_PARAM_STRING,
 		.required = true,
-		.description = "Text to find in file contents (one line; ASCII case ignored).",
+		.description = TOOL_TEXT(storage_search_description_1,
+			"Text to find in file contents (one line; ASCII case ignored)."),
 		.min = 1,
 		.max = QUERY_MAX,
 	},
@@ -439,20 +441,23 @@ static const struct tool_param search_params[] = {
 
 const struct tool_def tool_storage_search = {
 	.name = "storage_search",
-	.description = "Search file contents (not file names) under one file or directory tree "
-		       "for a text; returns path, line number and an excerpt per matching line. "
-		       "Scans at most " STORAGE_STR(CONFIG_AGENT_STORAGE_SEARCH_PATHS_MAX)
-		       " paths, " STORAGE_STR(CONFIG_AGENT_STORAGE_SEARCH_SCAN_BYTES) " bytes and "
-		       STORAGE_STR(CONFIG_AGENT_STORAGE_SEARCH_MATCHES_MAX) " matches.",
+	.description = TOOL_TEXT(storage_search_description_2,
+		"Search file contents (not file names) under one file or directory tree for a "
+		"text; returns path, line number and an excerpt per matching line. Scans at "
+		"most {{CONFIG_AGENT_STORAGE_SEARCH_PATHS_MAX}} paths, "
+		"{{CONFIG_AGENT_STORAGE_SEARCH_SCAN_BYTES}} bytes and "
+		"{{CONFIG_AGENT_STORAGE_SEARCH_MATCHES_MAX}} matches."),
 	.domain = TOOL_DOMAIN_STORAGE,
 	.risk = TOOL_RISK_SENSITIVE,
 	.params = search_params,
 	.param_count = 2,
-	.output = "{path, query, matches: [{path, line, excerpt}], match_count, paths_visited, "
-		  "files_scanned, bytes_scanned, skipped_binary, unreadable, truncated, limit "
-		  "(when truncated: paths|scan_bytes|matches|result)}",
+	.output = TOOL_TEXT(storage_search_output_1,
+		"{path, query, matches: [{path, line, excerpt}], match_count, paths_visited, "
+		"files_scanned, bytes_scanned, skipped_binary, unreadable, truncated, limit "
+		"(when truncated: paths|scan_bytes|matches|result)}"),
 	.exec = search_exec,
 	.groups = TOOL_GROUP_FS_READ,
-	.keywords = "search grep find text contents string occurrence line where used code "
-		    "inside files",
+	.keywords = TOOL_TEXT(storage_search_keywords_1,
+		"search grep find text contents string occurrence line where used code inside "
+		"files"),
 };

@@ -19,6 +19,7 @@
 #include "agent_config.h"
 #include "agent_port.h"
 #include "json_writer.h"
+#include "packed_text.h"
 
 #define TOOL_PARAMS_MAX	     8	/* top-level argument fields of one tool */
 #define TOOL_ITEMS_MAX	     8	/* elements of one array argument */
@@ -108,7 +109,7 @@ enum tool_param_type {
  * core instead of 48 with 64-bit bounds. */
 struct tool_param {
 	const char *name;
-	const char *description;
+	const struct packed_text *description; /* TOOL_TEXT(...), or NULL */
 	const struct tool_param *fields;  /* TOOL_PARAM_OBJECTS: scalar fields only */
 	int32_t min;
 	int32_t max;
@@ -171,9 +172,9 @@ typedef int (*tool_exec_fn)(struct tool_ctx *ctx, const struct tool_args *args,
 
 struct tool_def {
 	const char *name;
-	const char *description; /* sent to the model */
+	const struct packed_text *description; /* sent to the model (TOOL_TEXT) */
 	const struct tool_param *params;
-	const char *output;	/* the shape of the result, for docs and `agent tools` */
+	const struct packed_text *output; /* the shape of the result, for docs (TOOL_TEXT) */
 	/**
 	 * A check of its own besides the capability, run before offering and again before
 	 * running: NULL when the tool can run now, else why not (a static string). NULL
@@ -181,7 +182,8 @@ struct tool_def {
 	 */
 	const char *(*unavailable)(void);
 	tool_exec_fn exec;
-	const char *keywords;	 /* space-separated words tool_search matches, besides the name */
+	/* space-separated words tool_search matches, besides the name (TOOL_TEXT) */
+	const struct packed_text *keywords;
 	enum tool_domain domain;
 	enum tool_risk risk;
 	enum tool_capability capability; /* what it needs (TOOL_CAP_NONE: nothing) */
@@ -202,6 +204,9 @@ int tool_args_parse(const struct tool_def *def, const char *json, size_t len,
 
 /** Bytes still free in @p out before the result bound (keep room for closing brackets). */
 size_t tool_result_room(const struct json_writer *out);
+
+/** @p text (plain or packed) as a JSON string, read a piece at a time. */
+void tool_write_text(struct json_writer *w, const struct packed_text *text);
 
 /** printf into ctx->error and return @p err (a negative errno), for `return tool_fail(...)`. */
 int tool_fail(struct tool_ctx *ctx, int err, const char *fmt, ...)

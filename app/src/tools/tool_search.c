@@ -62,7 +62,11 @@ static int count_in(const char *text, const char *word, size_t wlen)
 	return n;
 }
 
-static int score(const struct tool_def *def, const char *query)
+/*
+ * The points of @p text for the words of @p query: @p weight for each of its words equal to
+ * a query word, or @p weight once per query word found in it when @p once.
+ */
+static int score_text(const char *text, const char *query, int weight, bool once)
 {
 	int total = 0;
 	const char *q = query;
@@ -81,9 +85,26 @@ static int score(const struct tool_def *def, const char *query)
 		if (len < 2 || len > WORD_MAX) {
 			continue;
 		}
-		total += 4 * count_in(def->name, start, len);
-		total += 3 * count_in(def->keywords, start, len);
-		total += count_in(def->description, start, len) > 0 ? 1 : 0;
+		int n = count_in(text, start, len);
+
+		total += weight * (once && n > 0 ? 1 : n);
+	}
+	return total;
+}
+
+static int score(const struct tool_def *def, const char *query)
+{
+	/* One packed text at a time on the stack (the keywords, then the description). */
+	char text[PACKED_TEXT_LEN_MAX + 1];
+	int total = score_text(def->name, query, 4, false);
+
+	if (def->keywords != NULL) {
+		total += score_text(packed_text_str(def->keywords, text, sizeof(text)), query, 3,
+				    false);
+	}
+	if (def->description != NULL) {
+		total += score_text(packed_text_str(def->description, text, sizeof(text)), query, 1,
+				    true);
 	}
 	return total;
 }
@@ -224,8 +245,9 @@ static const struct tool_param search_params[] = {
 		.name = "query",
 		.type = TOOL_PARAM_STRING,
 		.required = true,
-		.description = "Words describing the exact task, e.g. \"read a file\" or "
-			       "\"list gpio pins\".",
+		.description = TOOL_TEXT(tool_search_description_1,
+			"Words describing the exact task, e.g. \"read a file\" or \"list gpio "
+			"pins\"."),
 		.min = 1,
 		.max = CONFIG_AGENT_TOOL_QUERY_MAX_LEN,
 	},
@@ -233,14 +255,15 @@ static const struct tool_param search_params[] = {
 
 const struct tool_def tool_tool_search = {
 	.name = "tool_search",
-	.description = "Find and activate up to five installed device tools for a task (files, "
-		       "GPIO, buses, displays, network, sensors, jobs). A later search replaces "
-		       "the previous selection.",
+	.description = TOOL_TEXT(tool_search_description_2,
+		"Find and activate up to five installed device tools for a task (files, GPIO, "
+		"buses, displays, network, sensors, jobs). A later search replaces the previous "
+		"selection."),
 	.domain = TOOL_DOMAIN_DISCOVERY,
 	.risk = TOOL_RISK_READ,
 	.params = search_params,
 	.param_count = 1,
-	.output = "{activated: [{name, risk}], note}",
+	.output = TOOL_TEXT(tool_search_output_1, "{activated: [{name, risk}], note}"),
 	.exec = search_exec,
-	.keywords = "search find discover activate tools",
+	.keywords = TOOL_TEXT(tool_search_keywords_1, "search find discover activate tools"),
 };

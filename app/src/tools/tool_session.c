@@ -176,7 +176,7 @@ static void write_param(const struct tool_param *p, struct json_writer *w)
 	jw_string(w, json_type(p->type));
 	if (p->description != NULL) {
 		jw_key(w, "description");
-		jw_string(w, p->description);
+		tool_write_text(w, p->description);
 	}
 	switch (p->type) {
 	case TOOL_PARAM_STRING:
@@ -237,7 +237,7 @@ void tool_session_write_tools(const struct tool_session *s, enum agent_protocol 
 		jw_key(w, "name");
 		jw_string(w, list[i]->name);
 		jw_key(w, "description");
-		jw_string(w, list[i]->description);
+		tool_write_text(w, list[i]->description);
 		jw_key(w, "parameters");
 		tool_write_parameters(list[i], w);
 		if (protocol == AGENT_PROTOCOL_CHAT) {

@@ -17,6 +17,20 @@ size_t tool_result_room(const struct json_writer *out)
 	return out->overflow || used >= cap ? 0 : cap - used;
 }
 
+void tool_write_text(struct json_writer *w, const struct packed_text *text)
+{
+	struct reference_reader r;
+	char piece[64];
+	size_t n;
+
+	packed_text_open(&r, text);
+	jw_string_begin(w);
+	while ((n = reference_read(&r, piece, sizeof(piece))) > 0) {
+		jw_string_part(w, piece, n);
+	}
+	jw_string_end(w);
+}
+
 int tool_fail(struct tool_ctx *ctx, int err, const char *fmt, ...)
 {
 	va_list ap;

@@ -159,7 +159,8 @@ static const struct tool_param buses_params[] = {
 		.name = "type",
 		.type = TOOL_PARAM_STRING,
 		.required = false,
-		.description = "Only buses of this type: i2c, spi, uart or onewire (default: all).",
+		.description = TOOL_TEXT(tools_buses_description_1,
+			"Only buses of this type: i2c, spi, uart or onewire (default: all)."),
 		.min = 0,
 		.max = 16,
 	},
@@ -167,33 +168,38 @@ static const struct tool_param buses_params[] = {
 
 const struct tool_def tool_buses_list = {
 	.name = "buses_list",
-	.description = "Registered I2C, SPI, UART and OneWire buses with their real names, pins, "
-		       "speed, readiness, origin (board or runtime), sharing mode and current "
-		       "lease count.",
+	.description = TOOL_TEXT(tools_buses_description_2,
+		"Registered I2C, SPI, UART and OneWire buses with their real names, pins, "
+		"speed, readiness, origin (board or runtime), sharing mode and current lease "
+		"count."),
 	.domain = TOOL_DOMAIN_HARDWARE,
 	.risk = TOOL_RISK_READ,
 	.params = buses_params,
 	.param_count = 1,
-	.output = "{buses: [{name, type, pins: {role: pin}, speed_hz, ready, origin, sharing, "
-		  "leases}], count, truncated}",
+	.output = TOOL_TEXT(tools_buses_output_1,
+		"{buses: [{name, type, pins: {role: pin}, speed_hz, ready, origin, sharing, "
+		"leases}], count, truncated}"),
 	.capability = TOOL_CAP_BUS,
 	.exec = buses_exec,
-	.keywords = "bus buses i2c spi uart serial onewire 1-wire pins leases peripherals",
+	.keywords = TOOL_TEXT(tools_buses_keywords_1,
+		"bus buses i2c spi uart serial onewire 1-wire pins leases peripherals"),
 };
 
 const struct tool_def tool_display_list = {
 	.name = "display_list",
-	.description = "Registered display targets with their real names, drivers, width and "
-		       "height, readiness, roles, brightness support and current owner. Call it "
-		       "before writing code for an attached display and use only a returned "
-		       "target that is ready.",
+	.description = TOOL_TEXT(tools_buses_description_3,
+		"Registered display targets with their real names, drivers, width and height, "
+		"readiness, roles, brightness support and current owner. Call it before writing "
+		"code for an attached display and use only a returned target that is ready."),
 	.domain = TOOL_DOMAIN_HARDWARE,
 	.risk = TOOL_RISK_READ,
-	.output = "{displays: [{name, driver, width, height, ready, roles: [primary|console|"
-		  "graphics|status], brightness, owner}], count, truncated}",
+	.output = TOOL_TEXT(tools_buses_output_2,
+		"{displays: [{name, driver, width, height, ready, roles: "
+		"[primary|console|graphics|status], brightness, owner}], count, truncated}"),
 	.capability = TOOL_CAP_DISPLAY,
 	.exec = display_exec,
-	.keywords = "display screen lcd oled tft graphics panel brightness draw",
+	.keywords = TOOL_TEXT(tools_buses_keywords_2,
+		"display screen lcd oled tft graphics panel brightness draw"),
 };
 
 #endif /* CONFIG_AGENT_TOOLS_HARDWARE */

@@ -172,8 +172,8 @@ static const struct tool_param gpio_list_params[] = {
 		.name = "start",
 		.type = TOOL_PARAM_INTEGER,
 		.required = false,
-		.description = "First slot to list (default 0); a truncated list gives "
-			       "next_start.",
+		.description = TOOL_TEXT(tools_gpio_description_1,
+			"First slot to list (default 0); a truncated list gives next_start."),
 		.min = 0,
 		.max = 1023,
 	},
@@ -181,19 +181,22 @@ static const struct tool_param gpio_list_params[] = {
 
 const struct tool_def tool_gpio_list = {
 	.name = "gpio_list",
-	.description = "The board's real GPIO slots: name, controller and pin, pin policy "
-		       "(free, input_only, strapping, reserved), who claims it, its current "
-		       "mode, and the level of pins already configured as inputs. Never "
-		       "configures or claims a pin; other pins have level null.",
+	.description = TOOL_TEXT(tools_gpio_description_2,
+		"The board's real GPIO slots: name, controller and pin, pin policy (free, "
+		"input_only, strapping, reserved), who claims it, its current mode, and the "
+		"level of pins already configured as inputs. Never configures or claims a pin; "
+		"other pins have level null."),
 	.domain = TOOL_DOMAIN_HARDWARE,
 	.risk = TOOL_RISK_READ,
 	.params = gpio_list_params,
 	.param_count = 1,
-	.output = "{count, start, gpios: [{slot, name, controller, pin, policy, claimed_by, mode, "
-		  "readable, level}], truncated, next_start?}",
+	.output = TOOL_TEXT(tools_gpio_output_1,
+		"{count, start, gpios: [{slot, name, controller, pin, policy, claimed_by, mode, "
+		"readable, level}], truncated, next_start?}"),
 	.capability = TOOL_CAP_GPIO,
 	.exec = gpio_list_exec,
-	.keywords = "gpio pins pin list io digital inputs outputs levels claims",
+	.keywords = TOOL_TEXT(tools_gpio_keywords_1,
+		"gpio pins pin list io digital inputs outputs levels claims"),
 };
 
 static const struct tool_param gpio_read_params[] = {
@@ -201,7 +204,8 @@ static const struct tool_param gpio_read_params[] = {
 		.name = "slot",
 		.type = TOOL_PARAM_INTEGER,
 		.required = false,
-		.description = "Slot number from gpio_list (give slot or name).",
+		.description = TOOL_TEXT(tools_gpio_description_3,
+			"Slot number from gpio_list (give slot or name)."),
 		.min = 0,
 		.max = 1023,
 	},
@@ -209,7 +213,8 @@ static const struct tool_param gpio_read_params[] = {
 		.name = "name",
 		.type = TOOL_PARAM_STRING,
 		.required = false,
-		.description = "Slot name from gpio_list, such as \"BOOT\" (give slot or name).",
+		.description = TOOL_TEXT(tools_gpio_description_4,
+			"Slot name from gpio_list, such as \"BOOT\" (give slot or name)."),
 		.min = 1,
 		.max = AGENT_BOARD_NAME_MAX,
 	},
@@ -217,19 +222,21 @@ static const struct tool_param gpio_read_params[] = {
 
 const struct tool_def tool_gpio_read = {
 	.name = "gpio_read",
-	.description = "Inspect one GPIO slot (by slot number or name): policy, claim, mode, and "
-		       "its level only when the pin is already configured as a readable input; "
-		       "otherwise level is null with level_reason. It never configures or "
-		       "claims the pin.",
+	.description = TOOL_TEXT(tools_gpio_description_5,
+		"Inspect one GPIO slot (by slot number or name): policy, claim, mode, and its "
+		"level only when the pin is already configured as a readable input; otherwise "
+		"level is null with level_reason. It never configures or claims the pin."),
 	.domain = TOOL_DOMAIN_HARDWARE,
 	.risk = TOOL_RISK_READ,
 	.params = gpio_read_params,
 	.param_count = 2,
-	.output = "{slot, name, controller, pin, policy, claimed_by, mode, configured, readable, "
-		  "level, level_reason, read_error?}",
+	.output = TOOL_TEXT(tools_gpio_output_2,
+		"{slot, name, controller, pin, policy, claimed_by, mode, configured, readable, "
+		"level, level_reason, read_error?}"),
 	.capability = TOOL_CAP_GPIO,
 	.exec = gpio_read_exec,
-	.keywords = "gpio pin read level input state button inspect",
+	.keywords = TOOL_TEXT(tools_gpio_keywords_2,
+		"gpio pin read level input state button inspect"),
 };
 
 #endif /* CONFIG_AGENT_TOOLS_HARDWARE */

@@ -118,19 +118,21 @@ static int describe_exec(struct tool_ctx *ctx, const struct tool_args *args,
 
 const struct tool_def tool_hardware_describe = {
 	.name = "hardware_describe",
-	.description = "The compiled board's identity (board target, model, SoC), its "
-		       "capabilities (psram, sd, display, wifi, bluetooth, ethernet, usb, "
-		       "battery), installed PSRAM, flash and RAM sizes, and how many GPIO "
-		       "slots, buses, displays and sensor readings it has. Call it first, "
-		       "before assuming any peripheral exists.",
+	.description = TOOL_TEXT(tools_hardware_description_1,
+		"The compiled board's identity (board target, model, SoC), its capabilities "
+		"(psram, sd, display, wifi, bluetooth, ethernet, usb, battery), installed "
+		"PSRAM, flash and RAM sizes, and how many GPIO slots, buses, displays and "
+		"sensor readings it has. Call it first, before assuming any peripheral exists."),
 	.domain = TOOL_DOMAIN_HARDWARE,
 	.risk = TOOL_RISK_READ,
-	.output = "{board, model, soc, firmware_version, capabilities: {psram, sd, display, wifi, "
-		  "bluetooth, ethernet, usb, battery}, psram_bytes, flash_bytes, sram_bytes, "
-		  "counts: {gpio_slots, buses, displays, sensor_readings}}",
+	.output = TOOL_TEXT(tools_hardware_output_1,
+		"{board, model, soc, firmware_version, capabilities: {psram, sd, display, wifi, "
+		"bluetooth, ethernet, usb, battery}, psram_bytes, flash_bytes, sram_bytes, "
+		"counts: {gpio_slots, buses, displays, sensor_readings}}"),
 	.exec = describe_exec,
-	.keywords = "hardware board describe capabilities peripherals psram sd card chip soc "
-		    "device identity",
+	.keywords = TOOL_TEXT(tools_hardware_keywords_1,
+		"hardware board describe capabilities peripherals psram sd card chip soc device "
+		"identity"),
 };
 
 #endif /* CONFIG_AGENT_TOOLS_HARDWARE */

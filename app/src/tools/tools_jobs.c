@@ -156,8 +156,9 @@ static const struct tool_param jobs_params[] = {
 		.name = "name",
 		.type = TOOL_PARAM_STRING,
 		.required = false,
-		.description = "A job name (\"agent\", \"chat\", \"script_python\", ...) for its "
-			       "complete record; empty or absent lists every job.",
+		.description = TOOL_TEXT(tools_jobs_description_1,
+			"A job name (\"agent\", \"chat\", \"script_python\", ...) for its "
+			"complete record; empty or absent lists every job."),
 		.min = 0,
 		.max = AGENT_JOB_NAME_MAX,
 	},
@@ -165,26 +166,28 @@ static const struct tool_param jobs_params[] = {
 
 const struct tool_def tool_jobs_list = {
 	.name = "jobs_list",
-	.description = "Read-only workload inspection with the device's job admission policy: "
-		       "internal/PSRAM free and largest-block bytes, background reserve, "
-		       "task overhead, thread slots, and each job's state, generation, start "
-		       "disposition (ready, running, waiting_for_memory, blocked) with a "
-		       "machine-readable reason. Give a job name for its complete record (last "
-		       "error, worker stack and placement, owner, current pool claims). Never "
-		       "starts or stops a job; 'ready' cannot foresee undeclared buffers.",
+	.description = TOOL_TEXT(tools_jobs_description_2,
+		"Read-only workload inspection with the device's job admission policy: "
+		"internal/PSRAM free and largest-block bytes, background reserve, task "
+		"overhead, thread slots, and each job's state, generation, start disposition "
+		"(ready, running, waiting_for_memory, blocked) with a machine-readable reason. "
+		"Give a job name for its complete record (last error, worker stack and "
+		"placement, owner, current pool claims). Never starts or stops a job; 'ready' "
+		"cannot foresee undeclared buffers."),
 	.domain = TOOL_DOMAIN_JOBS,
 	.risk = TOOL_RISK_READ,
 	.params = jobs_params,
 	.param_count = 1,
-	.output = "{taken_ms, memory: {internal, psram: {free_bytes, largest_free_block_bytes, "
-		  "heap, pool_free_bytes, pools}}, background_reserve_bytes: {internal, psram}, "
-		  "task_overhead_bytes, "
-		  "thread_slots: {total, free, stack_bytes}, jobs: [{name, state, generation, "
-		  "disposition, reason, reason_detail, owner}], truncated} or, with a name, "
-		  "job: {... last_error, stack: {bytes, placement}, started_ms, claims: [{pool, "
-		  "blocks, bytes}]}",
+	.output = TOOL_TEXT(tools_jobs_output_1,
+		"{taken_ms, memory: {internal, psram: {free_bytes, largest_free_block_bytes, "
+		"heap, pool_free_bytes, pools}}, background_reserve_bytes: {internal, psram}, "
+		"task_overhead_bytes, thread_slots: {total, free, stack_bytes}, jobs: [{name, "
+		"state, generation, disposition, reason, reason_detail, owner}], truncated} or, "
+		"with a name, job: {... last_error, stack: {bytes, placement}, started_ms, "
+		"claims: [{pool, blocks, bytes}]}"),
 	.exec = jobs_exec,
-	.keywords = "jobs tasks workload admission memory threads running scheduler worker",
+	.keywords = TOOL_TEXT(tools_jobs_keywords_1,
+		"jobs tasks workload admission memory threads running scheduler worker"),
 };
 
 #endif /* CONFIG_AGENT_TOOLS_JOBS */

@@ -202,18 +202,21 @@ static int sensors_exec(struct tool_ctx *ctx, const struct tool_args *args,
 
 const struct tool_def tool_network_status = {
 	.name = "network_status",
-	.description = "Current Wi-Fi station state, SSID, IP address, netmask, gateway, signal "
-		       "(RSSI) and channel, access-point state and clients, and NAT. Only reads: "
-		       "it does not scan, connect or touch the provider connection.",
+	.description = TOOL_TEXT(tools_net_sensors_description_1,
+		"Current Wi-Fi station state, SSID, IP address, netmask, gateway, signal (RSSI) "
+		"and channel, access-point state and clients, and NAT. Only reads: it does not "
+		"scan, connect or touch the provider connection."),
 	.domain = TOOL_DOMAIN_NETWORK,
 	.risk = TOOL_RISK_READ,
-	.output = "{wifi_present, station: {state, ssid, ip, netmask, gateway, rssi_dbm, channel}, "
-		  "access_point: {active, ssid, ip, channel, clients} or null, nat: {enabled} or "
-		  "null}",
+	.output = TOOL_TEXT(tools_net_sensors_output_1,
+		"{wifi_present, station: {state, ssid, ip, netmask, gateway, rssi_dbm, "
+		"channel}, access_point: {active, ssid, ip, channel, clients} or null, nat: "
+		"{enabled} or null}"),
 	.capability = TOOL_CAP_NETWORK,
 	.exec = network_exec,
-	.keywords = "network wifi wi-fi wlan ip address signal rssi channel access point ap nat "
-		    "connection",
+	.keywords = TOOL_TEXT(tools_net_sensors_keywords_1,
+		"network wifi wi-fi wlan ip address signal rssi channel access point ap nat "
+		"connection"),
 };
 
 static const struct tool_param sensors_params[] = {
@@ -221,7 +224,8 @@ static const struct tool_param sensors_params[] = {
 		.name = "family",
 		.type = TOOL_PARAM_STRING,
 		.required = false,
-		.description = "battery or environment (default: both).",
+		.description = TOOL_TEXT(tools_net_sensors_description_2,
+			"battery or environment (default: both)."),
 		.min = 0,
 		.max = 16,
 	},
@@ -229,19 +233,22 @@ static const struct tool_param sensors_params[] = {
 
 const struct tool_def tool_sensors_read = {
 	.name = "sensors_read",
-	.description = "Battery and environmental readings (voltage, charge, temperature, "
-		       "humidity, pressure, ...) from the sensor services in this firmware. A "
-		       "family not in the build is returned with available false.",
+	.description = TOOL_TEXT(tools_net_sensors_description_3,
+		"Battery and environmental readings (voltage, charge, temperature, humidity, "
+		"pressure, ...) from the sensor services in this firmware. A family not in the "
+		"build is returned with available false."),
 	.domain = TOOL_DOMAIN_SENSORS,
 	.risk = TOOL_RISK_READ,
 	.params = sensors_params,
 	.param_count = 1,
-	.output = "{families: [{family, available, reason?, readings: [{sensor, quantity, unit, "
-		  "value, error?}]}], truncated}",
+	.output = TOOL_TEXT(tools_net_sensors_output_2,
+		"{families: [{family, available, reason?, readings: [{sensor, quantity, unit, "
+		"value, error?}]}], truncated}"),
 	.capability = TOOL_CAP_SENSORS,
 	.exec = sensors_exec,
-	.keywords = "sensors sensor battery voltage charge temperature humidity pressure "
-		    "environment measure",
+	.keywords = TOOL_TEXT(tools_net_sensors_keywords_2,
+		"sensors sensor battery voltage charge temperature humidity pressure "
+		"environment measure"),
 };
 
 #endif /* CONFIG_AGENT_TOOLS_HARDWARE */

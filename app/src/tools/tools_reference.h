@@ -10,8 +10,8 @@
 
 extern const struct tool_def tool_firmware_reference;
 
-/** The coding guidance every firmware_reference result carries. */
-extern const char reference_guidance[];
+/** The coding guidance every firmware_reference result carries (packed_text_str() reads it). */
+extern const struct packed_text *const reference_guidance;
 
 /**
  * The executor's work, over any page table (tests use their own): the best

@@ -94,21 +94,23 @@ static int status_exec(struct tool_ctx *ctx, const struct tool_args *args, struc
 
 const struct tool_def tool_system_status = {
 	.name = "system_status",
-	.description = "Board ID, firmware version, uptime, and memory: free internal RAM, its "
-		       "largest block and lowest while streaming, free PSRAM now, before and at "
-		       "the last request's completion, request count, heap and pools. No "
-		       "arguments.",
+	.description = TOOL_TEXT(tools_system_description_1,
+		"Board ID, firmware version, uptime, and memory: free internal RAM, its largest "
+		"block and lowest while streaming, free PSRAM now, before and at the last "
+		"request's completion, request count, heap and pools. No arguments."),
 	.domain = TOOL_DOMAIN_SYSTEM,
 	.risk = TOOL_RISK_READ,
 	.params = NULL,
 	.param_count = 0,
-	.output = "{board, firmware_version, uptime_ms, internal_free_bytes, "
-		  "internal_largest_free_block_bytes, internal_lowest_free_bytes_streaming, "
-		  "psram_free_bytes, psram_free_bytes_before_last_request, "
-		  "psram_free_bytes_at_last_completion, requests, memory: {internal, psram: "
-		  "{free_bytes, largest_free_block_bytes, heap: {total_bytes, free_bytes, "
-		  "largest_free_block_bytes, allocated_bytes, max_allocated_bytes} or null, "
-		  "pool_free_bytes, pools}}}",
+	.output = TOOL_TEXT(tools_system_output_1,
+		"{board, firmware_version, uptime_ms, internal_free_bytes, "
+		"internal_largest_free_block_bytes, internal_lowest_free_bytes_streaming, "
+		"psram_free_bytes, psram_free_bytes_before_last_request, "
+		"psram_free_bytes_at_last_completion, requests, memory: {internal, psram: "
+		"{free_bytes, largest_free_block_bytes, heap: {total_bytes, free_bytes, "
+		"largest_free_block_bytes, allocated_bytes, max_allocated_bytes} or null, "
+		"pool_free_bytes, pools}}}"),
 	.exec = status_exec,
-	.keywords = "status system board version firmware uptime memory ram psram free heap",
+	.keywords = TOOL_TEXT(tools_system_keywords_1,
+		"status system board version firmware uptime memory ram psram free heap"),
 };

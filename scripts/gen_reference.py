@@ -671,9 +671,9 @@ def texts_source(texts: list[tool_texts.ToolText], pages: list[Rendered]
         out.append(f"/* {t.where} */")
         name = f"packed_text_{t.ident}"
         if text_codes:
-            out.append(f"static const uint8_t {t.ident}[] = "
+            out.append(f"static const uint8_t packed_text_codes_{t.ident}[] = "
                        f"{c_bytes(pack_bits(text_codes), chr(9))};")
-            out.append(f"const struct packed_text {name} = {{.data = {t.ident}, "
+            out.append(f"const struct packed_text {name} = {{.data = packed_text_codes_{t.ident}, "
                        f".len = {len(text)}, .codes = {len(text_codes)}}};")
         else:
             out.append(f'const struct packed_text {name} = {{.data = "", .len = 0}};')
@@ -733,6 +733,10 @@ class Generated:
 
 
 def _write(path: Path, text: str) -> None:
+    """Write ``text`` unless ``path`` holds it already: every edit of a core source reruns
+    the generator, and an output left untouched keeps what includes it from recompiling."""
+    if path.exists() and path.read_text(encoding="utf-8") == text:
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")

@@ -3,7 +3,7 @@
 scripts/gen_reference.py packs them with the reference pages' dictionary into packed_texts.c
 (docs/reference-format.md, "Tool texts"); this module finds them in the sources and fills in
 their {{CONFIG_*}} placeholders. A text's literal is one or more C string literals, as the
-compiler would join them, with the escapes \\\\ \\" \\' \\n \\t \\r and \\xHH; no macro may
+compiler would join them, with the escapes \\\\ \\" \\' \\n \\t \\r and \\xHH (ASCII); no macro may
 stand in it (a Kconfig number is a placeholder instead).
 """
 
@@ -19,6 +19,7 @@ DEFINE_RE = re.compile(r"#\s*define\s+TOOL_TEXT\($")
 ID_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 PLACEHOLDER_RE = re.compile(r"\{\{([^{}]*)\}\}")
 TEXT_MAX = 65535  # struct packed_text's uint16_t len
+REPO = Path(__file__).resolve().parent.parent
 ESCAPES = {"\\": "\\", '"': '"', "'": "'", "n": "\n", "t": "\t", "r": "\r"}
 
 
@@ -37,8 +38,10 @@ class ToolText:
     where: str  # FILE:LINE of the TOOL_TEXT
 
 
-def blank_comments(src: str) -> str:
-    """``src`` with its comments turned into spaces (newlines kept), strings left alone."""
+def blank_non_code(src: str) -> str:
+    """``src`` with its comments and the insides of its string and character literals turned
+    into spaces (newlines and the quotes kept), so that only code is searched; the same
+    offsets index ``src``, where the literals are read."""
     out = list(src)
     i = 0
     n = len(src)
@@ -47,7 +50,11 @@ def blank_comments(src: str) -> str:
         if ch in "\"'":
             i += 1
             while i < n and src[i] != ch and src[i] != "\n":
-                i += 2 if src[i] == "\\" else 1
+                step = 2 if src[i] == "\\" else 1
+                for k in range(i, min(i + step, n)):
+                    if out[k] != "\n":
+                        out[k] = " "
+                i += step
             i += 1
         elif src.startswith("//", i):
             while i < n and src[i] != "\n":
@@ -94,16 +101,21 @@ def _literal(src: str, i: int) -> tuple[str, int]:
         if esc in ESCAPES:
             out.append(ESCAPES[esc])
             i += 2
-        elif esc == "x" and re.fullmatch(r"[0-9A-Fa-f]{2}", src[i + 2:i + 4]):
-            out.append(chr(int(src[i + 2:i + 4], 16)))
+        elif (esc == "x" and re.fullmatch(r"[0-7][0-9A-Fa-f]", src[i + 2:i + 4])
+              and not re.match(r"[0-9A-Fa-f]", src[i + 4:i + 5])):
+            out.append(chr(int(src[i + 2:i + 4], 16)))  # ASCII: one byte, as in C
             i += 4
+        elif esc == "x":
+            raise ValueError("a \\x escape here is two hex digits of an ASCII byte, not "
+                             "followed by another hex digit (write other characters as "
+                             "they are, in UTF-8)")
         else:
             raise ValueError(f"the escape \\{esc} is not one this reader knows")
 
 
 def parse_source(path: Path, src: str) -> list[ToolText]:
     """Every TOOL_TEXT(id, "literal"...) of one source file (not the macro's definition)."""
-    code = blank_comments(src)
+    code = blank_non_code(src)
     texts: list[ToolText] = []
     problems: list[str] = []
     for m in USE_RE.finditer(code):
@@ -138,6 +150,15 @@ def parse_source(path: Path, src: str) -> list[ToolText]:
     return texts
 
 
+def _shown(path: Path) -> Path:
+    """``path`` relative to the repository when it is in it: the generated file names a
+    text's source, and does not depend on where the checkout is."""
+    try:
+        return path.resolve().relative_to(REPO)
+    except ValueError:
+        return path
+
+
 def find_texts(dirs: list[Path]) -> list[ToolText]:
     """The texts of every *.c and *.h file in ``dirs``, sorted by identifier; each
     identifier once."""
@@ -146,7 +167,7 @@ def find_texts(dirs: list[Path]) -> list[ToolText]:
     for folder in dirs:
         for path in sorted([*folder.glob("*.c"), *folder.glob("*.h")]):
             try:
-                texts = parse_source(path, path.read_text(encoding="utf-8"))
+                texts = parse_source(_shown(path), path.read_text(encoding="utf-8"))
             except TextError as err:
                 problems += err.problems
                 continue

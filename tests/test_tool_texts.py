@@ -90,6 +90,8 @@ def test_literals_join_and_unescape_as_the_compiler_would(tmp_path: Path) -> Non
     ('TOOL_TEXT("x")', "needs an identifier"),
     ('TOOL_TEXT(a, some_macro)', "needs string literals"),
     ('TOOL_TEXT(a, "\\u00e9")', "the escape \\u"),
+    ('TOOL_TEXT(a, "\\xe9")', "two hex digits of an ASCII byte"),
+    ('TOOL_TEXT(a, "\\x41BC")', "not followed by another hex digit"),
     ('TOOL_TEXT(a, "open\n")', "does not end on its line"),
 ])
 def test_what_the_reader_refuses_is_named_with_its_line(tmp_path: Path, src: str,
@@ -99,6 +101,13 @@ def test_what_the_reader_refuses_is_named_with_its_line(tmp_path: Path, src: str
     assert len(err.value.problems) == 1
     assert err.value.problems[0].startswith(f"{tmp_path / 'y.c'}:2: ")
     assert message in err.value.problems[0]
+
+
+def test_a_use_inside_a_string_or_character_literal_is_no_use(tmp_path: Path) -> None:
+    src = ('const char *hint = "write TOOL_TEXT(id, \\"x\\") here";\n'
+           "char q = '\"'; p = TOOL_TEXT(real, \"yes\");\n")
+    assert [(t.ident, t.text) for t in TT.parse_source(tmp_path / "z.c", src)] == [
+        ("real", "yes")]
 
 
 def test_an_identifier_twice_is_refused(tmp_path: Path) -> None:
@@ -170,6 +179,10 @@ def test_every_text_reads_back_through_the_c_reader(tmp_path: Path) -> None:
         assert text == t.text.encode(), t.where
         assert int(codes) > 0
         packed += (int(codes) * GEN.CODE_BITS + 7) // 8
+    # The sources are named relative to the repository: the output does not depend on where
+    # the checkout is.
+    source = (out / "packed_texts.c").read_text()
+    assert str(REPO) not in source and "/* app/src/tools/tools_gpio.c:" in source
     header = (out / "packed_texts.h").read_text()
     longest = max(len(t.text.encode()) for t in texts)
     assert f"#define PACKED_TEXT_LEN_MAX {longest}\n" in header

@@ -203,9 +203,10 @@ static uint32_t bits_of(float f)
  * The integer conversion against the C library's strtof() (correctly rounded) on 200,000
  * numbers: 1 to 18 digits, a decimal point anywhere, exponents across the whole range of a
  * single and past it, subnormals included. Every result is the same single or its neighbour
- * (the conversion keeps 59 bits or more at each step, so a neighbour is only possible within
- * 2^-35 of a tie), and at least 99.99 % are the same. Values strtof() finds out of range
- * must be refused and the others accepted (one unit of the last place aside).
+ * (the conversion keeps 59 bits or more at each step and truncates, so a neighbour one unit
+ * low is possible within about 2^-55 of a halfway point), and at least 99.99 % are the
+ * same. Values strtof() finds out of range must be refused and the others accepted (one
+ * unit of the last place aside).
  */
 static void numbers_as_strtof(void **state)
 {
@@ -257,11 +258,14 @@ static void numbers_as_strtof(void **state)
 	assert_true(memory_parse_float("3.4028234e38", &got_max));
 	assert_int_equal(bits_of(got_max), 0x7F7FFFFFu);
 	assert_false(memory_parse_float("3.41e38", &got_max));
-	/* The smallest subnormal, and half of it (a tie, to even: 0). */
+	/* The smallest subnormal (2^-149); below half of it (2^-150 is 7.006e-46) 0, above it
+	 * the subnormal. */
 	assert_true(memory_parse_float("1.401298464324817e-45", &got_max));
 	assert_int_equal(bits_of(got_max), 1u);
 	assert_true(memory_parse_float("7e-46", &got_max));
 	assert_int_equal(bits_of(got_max), 0u);
+	assert_true(memory_parse_float("7.01e-46", &got_max));
+	assert_int_equal(bits_of(got_max), 1u);
 	assert_true(memory_parse_float("-0", &got_max));
 	assert_int_equal(bits_of(got_max), 0x80000000u);
 }

@@ -33,6 +33,14 @@
 		  "busy|unavailable|load_failed, type, line, message, truncated, "           \
 		  "output_bytes, output, elapsed_ms}")
 
+/* File scope: with AGENT_PLAIN_TOOL_TEXTS a TOOL_TEXT is a compound literal, which inside a
+ * function would end with the call while the registry keeps its address. */
+static const struct packed_text *const script_shape = RESULT_SHAPE;
+static const struct packed_text *const host_shape = TOOL_TEXT(module_tool_output_1,
+	"the host program's result (docs/modules.md \"Host tools\")");
+static const struct packed_text *const imported_keywords =
+	TOOL_TEXT(module_tool_keywords_1, "imported device tool module");
+
 struct module_tool {
 	struct tool_def def;
 	struct tool_param params[MODULE_TOOL_ARGS_MAX];
@@ -258,21 +266,20 @@ static int register_entry(int index, char *why, size_t why_len)
 	t->def.param_count = module_tool_params(&m, t->params, t->arg_names);
 	t->def.exec = executors[index];
 	t->def.groups = TOOL_GROUP_IMPORTED;
-	t->def.keywords = TOOL_TEXT(module_tool_keywords_1, "imported device tool module");
+	t->def.keywords = imported_keywords;
 	switch (m.runtime) {
 	case MODULE_RUNTIME_LUA:
 		t->def.capability = TOOL_CAP_SCRIPT_RUNTIME;
 		t->def.unavailable = lua_unavailable;
-		t->def.output = RESULT_SHAPE;
+		t->def.output = script_shape;
 		break;
 	case MODULE_RUNTIME_PYTHON:
 		t->def.capability = TOOL_CAP_SCRIPT_RUNTIME;
 		t->def.unavailable = python_unavailable;
-		t->def.output = RESULT_SHAPE;
+		t->def.output = script_shape;
 		break;
 	default:
-		t->def.output = TOOL_TEXT(module_tool_output_1,
-			"the host program's result (docs/modules.md \"Host tools\")");
+		t->def.output = host_shape;
 		break;
 	}
 	err = tool_registry_add(&t->def);

@@ -57,11 +57,12 @@ static bool single_bits(uint64_t m, int e2, uint32_t *bits)
 }
 
 /*
- * A JSON number as the single nearest to it, in integer arithmetic only (no floating-point
- * library on a core without an FPU): up to 18 significant digits are kept as a 64-bit
- * integer, then multiplied or divided by ten once per unit of the decimal exponent, the
- * binary mantissa kept at 60 bits or more at each step. The steps' truncations stay far below
- * the last bit of a single (tests/unit/test_memory_embed.c checks it against strtof()).
+ * A JSON number as a single, in integer arithmetic only (no floating-point library on a core
+ * without an FPU): up to 18 significant digits are kept as a 64-bit integer, then multiplied
+ * or divided by ten once per unit of the decimal exponent, the binary mantissa kept at 59
+ * bits or more at each step, then rounded to nearest. The steps truncate, so a number within
+ * about 2^-55 of a halfway point may come out one unit low (docs/memory.md;
+ * tests/unit/test_memory_embed.c compares it with strtof()).
  */
 bool memory_parse_float(const char *text, float *out)
 {

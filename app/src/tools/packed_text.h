@@ -28,9 +28,9 @@ struct packed_text {
 	uint16_t codes; /* 0: plain */
 };
 
-/** A plain text from a string literal, for definitions made at run time and for tests. */
+/** A plain text from a string literal (only a literal compiles), for tests and plain builds. */
 #define PACKED_TEXT_PLAIN(literal)                                                         \
-	(&(const struct packed_text){.data = (literal), .len = sizeof(literal) - 1})
+	(&(const struct packed_text){.data = "" literal "", .len = sizeof("" literal "") - 1})
 
 /* The build's dictionary (generated packed_texts.c). */
 extern const struct reference_codec packed_text_codec;

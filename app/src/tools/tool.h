@@ -205,7 +205,7 @@ int tool_args_parse(const struct tool_def *def, const char *json, size_t len,
 /** Bytes still free in @p out before the result bound (keep room for closing brackets). */
 size_t tool_result_room(const struct json_writer *out);
 
-/** @p text (plain or packed) as a JSON string, read a piece at a time. */
+/** @p text (plain or packed) as a JSON string, read a piece at a time; NULL fails @p w. */
 void tool_write_text(struct json_writer *w, const struct packed_text *text);
 
 /** printf into ctx->error and return @p err (a negative errno), for `return tool_fail(...)`. */

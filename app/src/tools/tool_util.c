@@ -23,6 +23,10 @@ void tool_write_text(struct json_writer *w, const struct packed_text *text)
 	char piece[64];
 	size_t n;
 
+	if (text == NULL) {
+		jw_string(w, NULL); /* as for a NULL string: the writer fails */
+		return;
+	}
 	packed_text_open(&r, text);
 	jw_string_begin(w);
 	while ((n = reference_read(&r, piece, sizeof(piece))) > 0) {

@@ -14,15 +14,13 @@
 #include <cmocka.h>
 
 #include "decimal.h"
+#include "xorshift64.h"
 
 static uint64_t rng_state = 0x853C49E6748FEA9Bu;
 
 static uint64_t rng(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return xorshift64(&rng_state);
 }
 
 static void check(uint64_t v)

@@ -18,6 +18,7 @@
 
 #include "memory_embed.h"
 #include "memory_store.h"
+#include "xorshift64.h"
 
 static float out[MEMORY_DIM + 8];
 static char doc[64 * 1024];
@@ -180,15 +181,11 @@ static void numbers(void **state)
 	assert_false(memory_parse_float("1e99999999", &f));
 }
 
-/* A small generator of its own, so a failure repeats. */
 static uint64_t rng_state = 0x9E3779B97F4A7C15u;
 
 static uint64_t rng(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return xorshift64(&rng_state);
 }
 
 static uint32_t bits_of(float f)

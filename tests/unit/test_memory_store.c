@@ -21,6 +21,7 @@
 #include "agent_port.h"
 #include "flash_fixture.h"
 #include "memory_store.h"
+#include "xorshift64.h"
 
 #define N_NOTES CONFIG_AGENT_MEMORY_NOTES
 
@@ -337,10 +338,7 @@ static uint64_t rng_state = 0x2545F4914F6CDD1Du;
 
 static uint64_t rng(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return xorshift64(&rng_state);
 }
 
 /* A single of any sign and exponent from 2^-140 to 2^120, or a subnormal, or 0. */
